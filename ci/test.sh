@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# The README's test command: installs dependencies, builds the Release, ASan/UBSan and TSan
+# presets, and runs the default (non-slow) Release suite plus the tests labelled for each
+# sanitizer. Usage: bash ci/test.sh [--release-only]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+bash ci/install-deps.sh
+
+presets=(release asan tsan)
+if [ "${1:-}" = "--release-only" ]; then presets=(release); fi
+
+status=0
+for preset in "${presets[@]}"; do
+  echo "=== preset: $preset ==="
+  cmake --preset "$preset" >/dev/null
+  cmake --build --preset "$preset"
+  # The asan/tsan test presets select the tests labelled for them.
+  if ! ctest --preset "$preset"; then status=1; fi
+done
+exit $status

@@ -1,0 +1,82 @@
+// Small helpers shared by the allocator benchmark's rows and its RSS stress run.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+namespace hs_bench {
+
+// splitmix64: a fixed seed gives every allocator the same size sequence.
+class SplitMix64 {
+ public:
+  explicit SplitMix64(uint64_t seed) : state_(seed) {}
+  uint64_t next() {
+    uint64_t z = (state_ += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+  }
+  // Uniform in [lo, hi] (modulo bias is irrelevant here).
+  size_t range(size_t lo, size_t hi) { return lo + static_cast<size_t>(next() % (hi - lo + 1)); }
+
+ private:
+  uint64_t state_;
+};
+
+inline void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#endif
+}
+
+// Bounded single-producer single-consumer ring of pointers. Capacity is a power of two.
+template <size_t kCapacity>
+class SpscRing {
+  static_assert((kCapacity & (kCapacity - 1)) == 0, "capacity must be a power of two");
+
+ public:
+  bool try_push(void* p) {
+    const size_t head = head_.load(std::memory_order_relaxed);
+    if (head - tail_cache_ == kCapacity) {
+      tail_cache_ = tail_.load(std::memory_order_acquire);
+      if (head - tail_cache_ == kCapacity) return false;
+    }
+    slots_[head & (kCapacity - 1)] = p;
+    head_.store(head + 1, std::memory_order_release);
+    return true;
+  }
+  void push(void* p) {
+    while (!try_push(p)) cpu_relax();
+  }
+  bool try_pop(void** out) {
+    const size_t tail = tail_.load(std::memory_order_relaxed);
+    if (tail == head_cache_) {
+      head_cache_ = head_.load(std::memory_order_acquire);
+      if (tail == head_cache_) return false;
+    }
+    *out = slots_[tail & (kCapacity - 1)];
+    tail_.store(tail + 1, std::memory_order_release);
+    return true;
+  }
+
+ private:
+  alignas(64) std::atomic<size_t> head_{0};
+  size_t tail_cache_ = 0;  // producer's view of tail_
+  alignas(64) std::atomic<size_t> tail_{0};
+  size_t head_cache_ = 0;  // consumer's view of head_
+  alignas(64) void* slots_[kCapacity] = {};
+};
+
+struct RssStressConfig {
+  int threads = 2;
+  size_t slots_per_thread = 20000;  // live-set capacity per thread
+  size_t ops_per_thread = 2000000;
+  uint64_t seed = 42;
+};
+
+// Runs the deterministic multi-threaded stress workload (growing, shrinking and regrowing live
+// sets, cross-thread frees, content checks). Returns the number of content-check failures.
+size_t run_rss_stress(const RssStressConfig& config);
+
+}  // namespace hs_bench

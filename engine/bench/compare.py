@@ -1,0 +1,227 @@
+#!/usr/bin/env python3
+"""Paired, interleaved comparison of allocators on hs-alloc-bench (python3 stdlib only).
+
+Every round runs the same benchmark binary once per allocator (LD_PRELOAD, or none for glibc),
+in an order shuffled by a seeded PRNG, so slow drifts of the machine fall on every allocator
+alike. Each run asks Google Benchmark for JSON with a few repetitions; the run's value for a row
+is the median of its repetitions. Across rounds the table reports the median, the spread
+(min-max and IQR), the ratio to the fastest allocator of the row, and the paired ratio to
+mimalloc (median over rounds of engine_round / mimalloc_round, same round = same conditions).
+
+Peak RSS: the binary's --rss-stress workload, run once per allocator per round in the same
+shuffled order; ru_maxrss of the child from wait4().
+
+Example (from the repository root, after building):
+  python3 engine/bench/compare.py --build-dir build/release --rounds 5
+"""
+import argparse
+import json
+import os
+import platform
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+LIBDIR = "/usr/lib/x86_64-linux-gnu"
+PEERS = [
+    ("mimalloc", f"{LIBDIR}/libmimalloc.so.2", "libmimalloc"),
+    ("jemalloc", f"{LIBDIR}/libjemalloc.so.2", "libjemalloc"),
+    ("tcmalloc", f"{LIBDIR}/libtcmalloc_minimal.so.4", "libtcmalloc"),
+    ("glibc", None, "glibc"),
+]
+SCHEMA_VERSION = 1
+
+
+def quantile(values, q):
+    """Linear-interpolation quantile of a non-empty list (q in [0, 1])."""
+    xs = sorted(values)
+    if len(xs) == 1:
+        return xs[0]
+    pos = q * (len(xs) - 1)
+    lo = int(pos)
+    hi = min(lo + 1, len(xs) - 1)
+    return xs[lo] + (xs[hi] - xs[lo]) * (pos - lo)
+
+
+def summarize(values):
+    return {
+        "median": statistics.median(values),
+        "min": min(values),
+        "max": max(values),
+        "q1": quantile(values, 0.25),
+        "q3": quantile(values, 0.75),
+        "n": len(values),
+    }
+
+
+def child_env(lib, expect):
+    env = dict(os.environ)
+    env.pop("LD_PRELOAD", None)
+    if lib:
+        env["LD_PRELOAD"] = lib
+    env["HS_BENCH_EXPECT_LIB"] = "" if expect == "glibc" else expect
+    return env
+
+
+def run_bench(bench, lib, expect, args):
+    cmd = [bench, "--benchmark_format=json"] + args
+    proc = subprocess.run(cmd, env=child_env(lib, expect), capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)} exited {proc.returncode}: {proc.stderr.strip()[-400:]}")
+    data = json.loads(proc.stdout)
+    found = data.get("context", {}).get("malloc_library", "?")
+    if expect not in found:
+        raise RuntimeError(f"expected allocator {expect}, the benchmark saw {found}")
+    per_row = {}
+    for b in data["benchmarks"]:
+        if b.get("run_type", "iteration") != "iteration" or b.get("error_occurred"):
+            continue
+        name = b.get("run_name", b["name"]).removesuffix("/real_time")
+        per_row.setdefault(name, []).append(float(b["real_time"]))  # time_unit is ns
+    return {row: statistics.median(v) for row, v in per_row.items()}
+
+
+def run_rss(bench, lib, expect):
+    """Runs --rss-stress and returns the child's peak RSS in KiB (ru_maxrss)."""
+    with tempfile.TemporaryFile() as err:
+        pid = os.posix_spawn(bench, [bench, "--rss-stress"], child_env(lib, expect),
+                             file_actions=[(os.POSIX_SPAWN_DUP2, err.fileno(), 2)])
+        _, status, usage = os.wait4(pid, 0)
+        code = os.waitstatus_to_exitcode(status)
+        if code != 0:
+            err.seek(0)
+            text = err.read().decode(errors="replace").strip()[-400:]
+            raise RuntimeError(f"--rss-stress exited {code}: {text}")
+    return usage.ru_maxrss
+
+
+def fmt_ns(x):
+    return f"{x:.1f}" if x < 1000 else f"{x:.0f}"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--build-dir", default="build/release", help="CMake build dir (finds both files)")
+    ap.add_argument("--bench", help="hs-alloc-bench path (default: <build-dir>/engine/bench/hs-alloc-bench)")
+    ap.add_argument("--engine-lib", help="libheapscope.so (default: <build-dir>/engine/libheapscope.so)")
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--repetitions", type=int, default=3)
+    ap.add_argument("--min-time", default="0.1", help="--benchmark_min_time per repetition (s)")
+    ap.add_argument("--filter", default="", help="--benchmark_filter regex")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--no-rss", action="store_true", help="skip the peak-RSS runs")
+    ap.add_argument("--only", default="", help="comma-separated allocator names to run")
+    ap.add_argument("--json-out", help="write every measurement here as JSON")
+    opts = ap.parse_args()
+
+    bench = opts.bench or os.path.join(opts.build_dir, "engine/bench/hs-alloc-bench")
+    engine_lib = opts.engine_lib or os.path.join(opts.build_dir, "engine/libheapscope.so")
+    if not os.access(bench, os.X_OK):
+        sys.exit(f"compare: benchmark binary not found: {bench}")
+    allocators = [("engine", os.path.abspath(engine_lib), "libheapscope")] + PEERS
+    if opts.only:
+        wanted = set(opts.only.split(","))
+        allocators = [a for a in allocators if a[0] in wanted]
+    present = []
+    for name, lib, expect in allocators:
+        if lib and not os.path.exists(lib):
+            print(f"compare: {name}: library {lib} missing, skipped", file=sys.stderr)
+            continue
+        present.append((name, lib, expect))
+    names = [a[0] for a in present]
+
+    bench_args = [f"--benchmark_repetitions={opts.repetitions}", f"--benchmark_min_time={opts.min_time}"]
+    if opts.filter:
+        bench_args.append(f"--benchmark_filter={opts.filter}")
+
+    times = {n: {} for n in names}   # allocator -> row -> [per-round medians]
+    rss = {n: [] for n in names}     # allocator -> [KiB per round]
+    failures = {}
+    rng = random.Random(opts.seed)
+    started = time.time()
+    for r in range(opts.rounds):
+        order = list(present)
+        rng.shuffle(order)
+        print(f"round {r + 1}/{opts.rounds}: {' '.join(a[0] for a in order)}", file=sys.stderr)
+        for name, lib, expect in order:
+            if name in failures:
+                continue
+            try:
+                for row, ns in run_bench(bench, lib, expect, bench_args).items():
+                    times[name].setdefault(row, []).append(ns)
+                if not opts.no_rss:
+                    rss[name].append(run_rss(bench, lib, expect))
+            except (RuntimeError, json.JSONDecodeError) as e:
+                failures[name] = str(e)
+                print(f"compare: {name} failed: {e}", file=sys.stderr)
+
+    rows = []
+    for n in names:
+        for row in times[n]:
+            if row not in rows:
+                rows.append(row)
+    report = {"schema_version": SCHEMA_VERSION, "machine": {
+        "host": platform.node(), "cpus": os.cpu_count(), "kernel": platform.release()},
+        "command": " ".join(sys.argv), "rounds": opts.rounds, "repetitions": opts.repetitions,
+        "min_time": opts.min_time, "seed": opts.seed, "failures": failures,
+        "rows": {}, "rss_kib": {}}
+
+    print(f"\nhs-alloc-bench: median ns/op over {opts.rounds} rounds "
+          f"(each = median of {opts.repetitions} reps), spread = min-max over rounds")
+    print("ratio: x fastest allocator of the row; paired ratio vs mimalloc in [brackets]\n")
+    header = "| row | " + " | ".join(names) + " |"
+    print(header)
+    print("|" + "---|" * (len(names) + 1))
+    for row in rows:
+        summaries = {n: summarize(times[n][row]) for n in names if times[n].get(row)}
+        best = min(s["median"] for s in summaries.values())
+        cells = []
+        report["rows"][row] = {}
+        for n in names:
+            s = summaries.get(n)
+            if s is None:
+                cells.append("n/a")
+                continue
+            cell = f"{fmt_ns(s['median'])} ({fmt_ns(s['min'])}-{fmt_ns(s['max'])}) x{s['median'] / best:.2f}"
+            entry = dict(s, ratio_to_fastest=s["median"] / best, per_round=times[n][row])
+            mi = times.get("mimalloc", {}).get(row)
+            if mi and n != "mimalloc" and len(mi) == len(times[n][row]):
+                paired = statistics.median(a / b for a, b in zip(times[n][row], mi))
+                entry["paired_ratio_to_mimalloc"] = paired
+                cell += f" [{paired:.2f}]"
+            cells.append(cell)
+            report["rows"][row][n] = entry
+        print(f"| {row} | " + " | ".join(cells) + " |")
+
+    if not opts.no_rss and any(rss.values()):
+        print("\npeak RSS of --rss-stress (MiB, median over rounds, min-max; ratio vs mimalloc)\n")
+        print(header)
+        print("|" + "---|" * (len(names) + 1))
+        mi = statistics.median(rss["mimalloc"]) if rss.get("mimalloc") else None
+        cells = []
+        for n in names:
+            if not rss[n]:
+                cells.append("n/a")
+                continue
+            s = summarize(rss[n])
+            report["rss_kib"][n] = dict(s, per_round=rss[n])
+            cell = f"{s['median'] / 1024:.1f} ({s['min'] / 1024:.1f}-{s['max'] / 1024:.1f})"
+            if mi:
+                cell += f" x{s['median'] / mi:.2f}"
+            cells.append(cell)
+        print("| peak RSS | " + " | ".join(cells) + " |")
+
+    for n, why in failures.items():
+        print(f"\n{n}: FAILED: {why}")
+    print(f"\n({time.time() - started:.0f} s)", file=sys.stderr)
+    if opts.json_out:
+        with open(opts.json_out, "w") as f:
+            json.dump(report, f, indent=1)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

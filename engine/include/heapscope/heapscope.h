@@ -76,7 +76,7 @@ HS_API HS_MALLOC_ATTR void* hs_heap_zalloc(hs_heap_t* heap, size_t size);
 HS_API HS_MALLOC_ATTR void* hs_heap_calloc(hs_heap_t* heap, size_t count, size_t size);
 HS_API void* hs_heap_realloc(hs_heap_t* heap, void* p, size_t new_size);
 HS_API HS_MALLOC_ATTR void* hs_heap_malloc_aligned(hs_heap_t* heap, size_t size, size_t alignment);
-// True if p was allocated from heap and is still live (O(1)).
+// True if p points into a block of a page that heap owns (O(1); liveness is not checked).
 HS_API int hs_heap_contains(const hs_heap_t* heap, const void* p);
 // True if p points into memory managed by heapscope (O(1), any pointer value is safe).
 HS_API int hs_is_in_heap_region(const void* p);
@@ -93,8 +93,8 @@ typedef struct hs_stats_s {
   uint64_t free_count;         // frees of non-NULL pointers (cumulative)
   uint64_t requested_bytes;    // bytes asked for (cumulative)
   uint64_t allocated_bytes;    // usable bytes of live blocks
-  uint64_t allocated_peak;     // high-water mark of allocated_bytes seen at page granularity
   uint64_t committed_bytes;    // bytes mapped and not purged (resident at most)
+  uint64_t committed_peak;     // high-water mark of committed_bytes
   uint64_t reserved_bytes;     // address space reserved from the OS
   uint64_t purged_bytes;       // cumulative bytes returned to the OS by purge/unmap
   uint64_t pages;              // pages (size-class spans) currently in use

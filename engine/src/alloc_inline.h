@@ -1,0 +1,185 @@
+// The fast paths, inlined into every entry point (hs_* in api.cc, malloc & co in
+// override_malloc.cc, operator new in override_new.cc).
+//
+//   malloc(size <= 1 KiB): heap->direct[(size+15)/16] -> page; pop page->free; count.
+//   free(p): segment map says "ours" -> page = segment->pages[slice] -> owner thread and no
+//            page flags -> push onto page->local_free; retire the page if it became empty.
+// Everything else tail-calls a named slow path in heap.cc.
+#pragma once
+
+#include <errno.h>
+#include <string.h>
+
+#include "internal.h"
+#include "platform/platform.h"
+
+namespace heapscope {
+
+HS_ALWAYS_INLINE void* heap_malloc(Heap* heap, size_t size) {
+  if (HS_LIKELY(size <= kSmallDirectMax)) {
+    Page* page = heap->direct.slots[(size + kMinAlign - 1) / kMinAlign];
+    Block* block = page->free;
+    if (HS_LIKELY(block != nullptr)) {
+#if HS_PROFILER
+      // The profiler's only fast-path cost: one subtract and a well-predicted branch.
+      if (HS_UNLIKELY((heap->sample_countdown -= static_cast<int64_t>(size)) < 0)) {
+        return malloc_sampled(heap, size);
+      }
+#endif
+      page->free = block->next;
+      page->used++;
+      heap->counters.alloc_count.add(1);
+      heap->counters.requested_bytes.add(size);
+      heap->counters.allocated_total.add(page->block_size);
+      return block;
+    }
+  }
+  return malloc_generic(heap, size);
+}
+
+HS_ALWAYS_INLINE void* malloc_impl(size_t size) { return heap_malloc(tls_heap, size); }
+
+// The page holding p, or nullptr for pointers heapscope does not own.
+HS_ALWAYS_INLINE Page* page_of(const void* p) {
+  uintptr_t address = reinterpret_cast<uintptr_t>(p);
+  size_t index = address >> kSegmentShift;
+  if (HS_UNLIKELY(index - 1 >= kSegmentMapSize - 1)) return nullptr;
+  uint8_t kind = g_segment_map[index].load(std::memory_order_relaxed);
+  Segment* segment;
+  if (HS_LIKELY(kind == kMapSegment)) {
+    segment = reinterpret_cast<Segment*>(address & ~kSegmentMask);
+  } else {
+    segment = segment_of_slow(p);
+    if (segment == nullptr) return nullptr;
+    if (kind == kMapHugeTail) return &segment->pages[0];
+  }
+  Page* page = &segment->pages[(address - reinterpret_cast<uintptr_t>(segment)) >> kSliceShift];
+  return page - page->slice_back;
+}
+
+HS_ALWAYS_INLINE void free_impl(void* p) {
+  uintptr_t address = reinterpret_cast<uintptr_t>(p);
+  size_t index = address >> kSegmentShift;
+  // One unsigned compare rejects NULL (index 0) and addresses beyond user space.
+  if (HS_UNLIKELY(index - 1 >= kSegmentMapSize - 1)) {
+    if (p != nullptr) free_unusual(p);
+    return;
+  }
+  if (HS_UNLIKELY(g_segment_map[index].load(std::memory_order_relaxed) != kMapSegment)) {
+    free_unusual(p);
+    return;
+  }
+  Segment* segment = reinterpret_cast<Segment*>(address & ~kSegmentMask);
+  Page* page = &segment->pages[(address - reinterpret_cast<uintptr_t>(segment)) >> kSliceShift];
+  page -= page->slice_back;
+  if (HS_LIKELY(page->owner_tid.load(std::memory_order_relaxed) == os::thread_id() &&
+                page->flags == 0)) {
+    Block* block = static_cast<Block*>(p);
+    block->next = page->local_free;
+    page->local_free = block;
+    Heap* heap = page->heap;
+    heap->counters.free_count.add(1);
+    heap->counters.freed_total.add(page->block_size);
+    if (HS_UNLIKELY(--page->used == 0)) page_retire(heap, page);
+    return;
+  }
+  free_generic(segment, page, p);
+}
+
+// Usable bytes from p to the end of its block; 0 for NULL or a pointer we do not own.
+inline size_t usable_size_impl(const void* p) {
+  if (p == nullptr) return 0;
+  const Page* page = page_of(p);
+  if (page == nullptr || page->block_size == 0) return 0;
+  const uint8_t* start = reinterpret_cast<const uint8_t*>(block_start(page, p));
+  return static_cast<size_t>(start + page->block_size - static_cast<const uint8_t*>(p));
+}
+
+inline bool is_valid_alignment(size_t alignment) {
+  return alignment != 0 && (alignment & (alignment - 1)) == 0;
+}
+
+// Alignment must already be validated (a power of two).
+inline void* heap_malloc_aligned(Heap* heap, size_t size, size_t alignment) {
+  if (alignment <= kMinAlign) return heap_malloc(heap, size);
+  if (HS_UNLIKELY(size > kMaxAllocSize)) {
+    errno = ENOMEM;
+    return nullptr;
+  }
+  if (alignment <= kNaturalAlignMax) {
+    // Page areas are slice aligned and every class size is a multiple of any power of two
+    // it was rounded to, so rounding the size up is all it takes.
+    size_t rounded = (size + alignment - 1) & ~(alignment - 1);
+    return heap_malloc(heap, rounded == 0 ? alignment : rounded);
+  }
+  if (HS_UNLIKELY(heap == &g_empty_heap)) {
+    heap = thread_heap_init();
+    if (heap == nullptr) {
+      errno = ENOMEM;
+      return nullptr;
+    }
+  }
+  void* p = huge_alloc(heap, size, alignment, false);
+  if (p == nullptr) errno = ENOMEM;
+  return p;
+}
+
+// Zeroing allocation: the whole usable size reads zero (see the rezalloc rules in heapscope.h).
+inline void* heap_zalloc_aligned(Heap* heap, size_t size, size_t alignment) {
+  if (size > kLargeMax && alignment <= kHugeBlockOffset && size <= kMaxAllocSize) {
+    if (HS_UNLIKELY(heap == &g_empty_heap)) heap = thread_heap_init();
+    if (heap == nullptr) {
+      errno = ENOMEM;
+      return nullptr;
+    }
+    void* p = huge_alloc(heap, size, 0, true);  // fresh mappings are already zero
+    if (p == nullptr) errno = ENOMEM;
+    return p;
+  }
+  void* p = heap_malloc_aligned(heap, size, alignment);
+  if (p != nullptr) memset(p, 0, usable_size_impl(p));
+  return p;
+}
+
+inline bool mul_overflows(size_t count, size_t size, size_t* total) {
+  if (HS_UNLIKELY(__builtin_mul_overflow(count, size, total))) {
+    errno = ENOMEM;
+    return true;
+  }
+  return false;
+}
+
+inline void* realloc_impl(void* p, size_t new_size, size_t alignment, bool zero) {
+  Heap* heap = tls_heap;
+  if (p == nullptr) {
+    return zero ? heap_zalloc_aligned(heap, new_size, alignment)
+                : heap_malloc_aligned(heap, new_size, alignment);
+  }
+  if (new_size == 0) {
+    free_impl(p);
+    return nullptr;
+  }
+  size_t usable = usable_size_impl(p);
+  if (HS_UNLIKELY(usable == 0)) {
+    warning("heapscope: realloc of a pointer heapscope does not own", p);
+    errno = EINVAL;
+    return nullptr;
+  }
+  bool aligned_ok = (reinterpret_cast<uintptr_t>(p) & (alignment - 1)) == 0;
+  if (new_size <= usable && new_size >= usable / 2 && aligned_ok) {
+    if (zero) memset(static_cast<uint8_t*>(p) + new_size, 0, usable - new_size);
+    return p;
+  }
+  void* q = heap_malloc_aligned(heap, new_size, alignment);
+  if (q == nullptr) return nullptr;  // p stays valid, errno is ENOMEM
+  size_t keep = usable < new_size ? usable : new_size;
+  memcpy(q, p, keep);
+  if (zero) {
+    size_t q_usable = usable_size_impl(q);
+    memset(static_cast<uint8_t*>(q) + keep, 0, q_usable - keep);
+  }
+  free_impl(p);
+  return q;
+}
+
+}  // namespace heapscope

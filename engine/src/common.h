@@ -1,0 +1,54 @@
+// Constants, attribute macros and the non-allocating fatal-error path shared by the engine.
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define HS_LIKELY(x) __builtin_expect(!!(x), 1)
+#define HS_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define HS_ALWAYS_INLINE inline __attribute__((always_inline))
+#define HS_NOINLINE __attribute__((noinline))
+#define HS_COLD __attribute__((cold, noinline))
+#define HS_INTERNAL __attribute__((visibility("hidden")))
+
+#ifndef HS_PROFILER
+#define HS_PROFILER 1
+#endif
+#ifndef HS_DEBUG
+#define HS_DEBUG 0
+#endif
+
+namespace heapscope {
+
+// ---- memory layout (see docs/allocator.md) -------------------------------------------------
+inline constexpr size_t kSliceShift = 16;  // 64 KiB slices
+inline constexpr size_t kSliceSize = size_t{1} << kSliceShift;
+inline constexpr size_t kSegmentShift = 22;  // 4 MiB segments, aligned to their size
+inline constexpr size_t kSegmentSize = size_t{1} << kSegmentShift;
+inline constexpr size_t kSegmentMask = kSegmentSize - 1;
+inline constexpr size_t kSlicesPerSegment = kSegmentSize / kSliceSize;  // 64: one bitmap word
+inline constexpr uint64_t kAllSlices = ~uint64_t{0};
+inline constexpr size_t kHeaderSlices = 1;  // slice 0 holds the segment header
+
+inline constexpr size_t kMinAlign = 16;           // every block is 16-byte aligned
+inline constexpr size_t kSmallDirectMax = 1024;   // sizes served by the direct table
+inline constexpr size_t kDirectSlots = kSmallDirectMax / kMinAlign + 1;
+inline constexpr size_t kSmallBlockMax = 8 * 1024;    // blocks on one-slice pages
+inline constexpr size_t kMediumBlockMax = 64 * 1024;  // blocks on eight-slice pages
+inline constexpr size_t kMediumPageSlices = 8;
+inline constexpr size_t kLargeMax = 2 * 1024 * 1024;  // beyond this: a dedicated mapping
+inline constexpr size_t kHugeBlockOffset = kSliceSize;  // huge block after the header slice
+inline constexpr size_t kMaxAllocSize = PTRDIFF_MAX - 2 * kSegmentSize;
+inline constexpr size_t kNaturalAlignMax = kSliceSize;  // page areas are slice aligned
+
+struct Block {
+  Block* next;
+};
+
+// Formats `message` (and an optional pointer) into a stack buffer, writes it to stderr and
+// aborts. Never allocates.
+[[noreturn]] HS_COLD void fatal(const char* message, const void* ptr = nullptr);
+// Writes a warning when the verbose option is set. Never allocates.
+HS_COLD void warning(const char* message, const void* ptr = nullptr);
+
+}  // namespace heapscope

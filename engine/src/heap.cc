@@ -1,0 +1,336 @@
+// Heaps: page queues per size class, the generic (slow) malloc and free paths, page
+// retirement, and first-class heap migration/destruction.
+//
+//   malloc_impl ──(direct page has a block)──> pop            [alloc_inline.h]
+//        └─ malloc_generic ─> find_page ─> collect / extend / full list / fresh page
+//   free_impl ──(owner thread, page flags clear)──> push local [alloc_inline.h]
+//        └─ free_generic ─> huge | full-page | checked | remote push (+ hint)
+#include <string.h>
+
+#include "internal.h"
+#include "platform/platform.h"
+
+namespace heapscope {
+
+// ---- queues and the direct table -------------------------------------------------------------
+static void direct_update(Heap* heap, size_t bin) {
+  size_t block_size = bin_block_size(bin);
+  if (block_size > kSmallDirectMax) return;
+  Page* page = heap->queues[bin].first;
+  if (page == nullptr) page = &g_empty_page;
+  size_t low = bin == 1 ? 0 : bin_block_size(bin - 1) / kMinAlign + 1;
+  size_t high = block_size / kMinAlign;
+  for (size_t slot = low; slot <= high; ++slot) heap->direct.slots[slot] = page;
+}
+
+static PageQueue* queue_of(Heap* heap, const Page* page) {
+  return (page->flags & kPageInFull) != 0 ? &heap->full : &heap->queues[page->bin];
+}
+
+static void queue_remove(Heap* heap, Page* page) {
+  PageQueue* queue = queue_of(heap, page);
+  bool was_first = queue->first == page;
+  if (page->prev != nullptr) page->prev->next = page->next;
+  else queue->first = page->next;
+  if (page->next != nullptr) page->next->prev = page->prev;
+  else queue->last = page->prev;
+  page->next = page->prev = nullptr;
+  if (was_first && queue != &heap->full) direct_update(heap, page->bin);
+}
+
+static void queue_push(Heap* heap, Page* page, bool front) {
+  PageQueue* queue = queue_of(heap, page);
+  if (front) {
+    page->prev = nullptr;
+    page->next = queue->first;
+    if (queue->first != nullptr) queue->first->prev = page;
+    else queue->last = page;
+    queue->first = page;
+  } else {
+    page->next = nullptr;
+    page->prev = queue->last;
+    if (queue->last != nullptr) queue->last->next = page;
+    else queue->first = page;
+    queue->last = page;
+  }
+  if (queue->first == page && queue != &heap->full) direct_update(heap, page->bin);
+}
+
+// Moves a page out of the full list. Only the owner calls this.
+static void unmark_full(Heap* heap, Page* page) {
+  queue_remove(heap, page);
+  page->flags &= static_cast<uint8_t>(~kPageInFull);
+  page->remote_in_full.store(0, std::memory_order_relaxed);
+  queue_push(heap, page, false);
+}
+
+// Tries to park an exhausted page in the full list; returns false if remote frees raced in.
+static bool mark_full(Heap* heap, Page* page) {
+  // Dekker-style handshake with free_remote: publish "in full" first, then look at
+  // thread_free; a remote freer pushes first, then looks at the flag. One side always sees
+  // the other, so a page is never parked with frees nobody will announce.
+  page->remote_in_full.store(1, std::memory_order_seq_cst);
+  if (page->thread_free.load(std::memory_order_seq_cst) != nullptr) {
+    page->remote_in_full.store(0, std::memory_order_relaxed);
+    return false;
+  }
+  queue_remove(heap, page);
+  page->flags |= kPageInFull;
+  queue_push(heap, page, false);
+  return true;
+}
+
+void page_retire(Heap* heap, Page* page) {
+  PageQueue* queue = &heap->queues[page->bin];
+  // Keep the last page of a class: a program freeing and reallocating one block must not
+  // map and unmap a page each time.
+  if (queue->first == page && queue->last == page) return;
+  queue_remove(heap, page);
+  span_free(heap->td, page);
+}
+
+// Brings back full pages that other threads freed into.
+static void heap_collect_full(Heap* heap) {
+  Page* page = heap->full.first;
+  while (page != nullptr) {
+    Page* next = page->next;
+    if (page->thread_free.load(std::memory_order_relaxed) != nullptr) {
+      page_collect(page);
+      unmark_full(heap, page);
+      if (page->used == 0) page_retire(heap, page);
+    }
+    page = next;
+  }
+}
+
+static Page* page_fresh(Heap* heap, size_t bin) {
+  Page* page = span_alloc(heap->td, bin_page_slices(bin));
+  if (page == nullptr) return nullptr;
+  page_init(page, heap, bin);
+  page_extend(page);
+  queue_push(heap, page, true);
+  return page;
+}
+
+static Page* find_page(Heap* heap, size_t bin) {
+  if (heap->remote_hint.load(std::memory_order_relaxed) &&
+      heap->remote_hint.exchange(false, std::memory_order_acquire)) {
+    heap_collect_full(heap);
+  }
+  purge_due(heap->td, false);
+  PageQueue* queue = &heap->queues[bin];
+  Page* page = queue->first;
+  while (page != nullptr) {
+    Page* next = page->next;
+    if (page->free == nullptr) page_collect(page);
+    if (page->free == nullptr) page_extend(page);
+    if (page->free != nullptr) {
+      if (page != queue->first) {
+        queue_remove(heap, page);
+        queue_push(heap, page, true);
+      }
+      return page;
+    }
+    if (!mark_full(heap, page)) continue;  // remote frees arrived: collect them next round
+    page = next;
+  }
+  return page_fresh(heap, bin);
+}
+
+HS_NOINLINE void* malloc_sampled(Heap* heap, size_t size) {
+  sample_countdown_expired(heap);
+  return malloc_generic(heap, size, false);
+}
+
+HS_NOINLINE void* malloc_generic(Heap* heap, size_t size, bool count_sample) {
+  if (HS_UNLIKELY(heap == &g_empty_heap)) {
+    heap = thread_heap_init();
+    if (heap == nullptr) {
+      errno = ENOMEM;
+      return nullptr;
+    }
+  }
+  if (HS_UNLIKELY(size > kMaxAllocSize)) {
+    errno = ENOMEM;
+    return nullptr;
+  }
+#if HS_PROFILER
+  if (count_sample && HS_UNLIKELY((heap->sample_countdown -= static_cast<int64_t>(size)) < 0)) {
+    sample_countdown_expired(heap);
+  }
+#else
+  (void)count_sample;
+#endif
+  if (size > kLargeMax) {
+    void* p = huge_alloc(heap, size, 0, false);
+    if (p == nullptr) errno = ENOMEM;
+    return p;
+  }
+  size_t bin = bin_of(size);
+  Page* page = find_page(heap, bin);
+  if (HS_UNLIKELY(page == nullptr)) {
+    errno = ENOMEM;
+    return nullptr;
+  }
+  Block* block = page->free;
+  page->free = block->next;
+  page->used++;
+  heap->counters.alloc_count.add(1);
+  heap->counters.requested_bytes.add(size);
+  heap->counters.allocated_total.add(page->block_size);
+  return block;
+}
+
+// ---- free --------------------------------------------------------------------------------------
+static void count_free(size_t block_size) {
+  Heap* heap = tls_heap;
+  if (heap != &g_empty_heap) {
+    heap->counters.free_count.add(1);
+    heap->counters.freed_total.add(block_size);
+  } else {
+    g_counters.dead_free_count.fetch_add(1, std::memory_order_relaxed);
+    g_counters.dead_freed.fetch_add(block_size, std::memory_order_relaxed);
+  }
+}
+
+static void free_remote(Page* page, Block* block) {
+  Block* head = page->thread_free.load(std::memory_order_relaxed);
+  do {
+    block->next = head;
+  } while (!page->thread_free.compare_exchange_weak(head, block, std::memory_order_seq_cst,
+                                                    std::memory_order_relaxed));
+  if (page->remote_in_full.load(std::memory_order_seq_cst) != 0) {
+    // Heap structs are never unmapped, so a stale owner only costs a spurious scan.
+    Heap* owner = __atomic_load_n(&page->heap, __ATOMIC_RELAXED);
+    if (owner != nullptr) owner->remote_hint.store(true, std::memory_order_release);
+  }
+}
+
+static bool block_in_list(const Block* list, const Block* block) {
+  for (; list != nullptr; list = list->next) {
+    if (list == block) return true;
+  }
+  return false;
+}
+
+static void check_free(Page* page, void* p, bool owner) {
+  uint8_t* start = page->area;
+  size_t offset = static_cast<size_t>(static_cast<uint8_t*>(p) - start);
+  if (offset % page->block_size != 0 || offset / page->block_size >= page->capacity) {
+    fatal("heapscope: invalid free of a pointer that is not a block start", p);
+  }
+  Block* block = static_cast<Block*>(p);
+  if (owner && (block_in_list(page->free, block) || block_in_list(page->local_free, block))) {
+    fatal("heapscope: double free detected", p);
+  }
+}
+
+void free_generic(Segment* segment, Page* page, void* p) {
+  (void)segment;
+  if (HS_UNLIKELY(page->block_size == 0)) {
+    if (option(hs_option_check_frees) != 0) fatal("heapscope: free of a pointer into unused memory", p);
+    warning("heapscope: ignoring free of a pointer into unused memory", p);
+    return;
+  }
+  if (page->flags & kPageHuge) {
+    count_free(page->block_size);
+    huge_free(page);
+    return;
+  }
+  if (page->flags & kPageAligned) p = block_start(page, p);
+  bool owner = page->owner_tid.load(std::memory_order_relaxed) == os::thread_id();
+  if (page->flags & kPageChecked) check_free(page, p, owner);
+  Block* block = static_cast<Block*>(p);
+  count_free(page->block_size);
+  if (!owner) {
+    free_remote(page, block);
+    return;
+  }
+  Heap* heap = page->heap;
+  if (page->flags & kPageInFull) unmark_full(heap, page);
+  block->next = page->local_free;
+  page->local_free = block;
+  if (--page->used == 0) page_retire(heap, page);
+}
+
+void free_unusual(void* p) {
+  Segment* segment = segment_of_slow(p);
+  if (segment == nullptr) {
+    if (option(hs_option_check_frees) != 0) fatal("heapscope: free of a pointer heapscope does not own", p);
+    warning("heapscope: ignoring free of a foreign pointer", p);
+    return;
+  }
+  free_generic(segment, &segment->pages[0], p);
+}
+
+// ---- heaps ---------------------------------------------------------------------------------------
+void heap_init(Heap* heap, ThreadData* td, bool is_default) {
+  heap->td = td;
+  heap->is_default = is_default;
+  heap->thread_id = os::thread_id();
+}
+
+void heap_adopt_page(Heap* heap, Page* page) {
+  page->flags &= static_cast<uint8_t>(~kPageInFull);
+  page->remote_in_full.store(0, std::memory_order_relaxed);
+  __atomic_store_n(&page->heap, heap, __ATOMIC_RELAXED);
+  page->owner_tid.store(heap->thread_id, std::memory_order_release);
+  queue_push(heap, page, false);
+}
+
+template <typename Fn>
+static void for_each_page(Heap* heap, Fn&& fn) {
+  for (size_t bin = 0; bin <= kBinCount; ++bin) {
+    PageQueue* queue = bin == kBinCount ? &heap->full : &heap->queues[bin];
+    Page* page = queue->first;
+    while (page != nullptr) {
+      Page* next = page->next;
+      fn(page);
+      page = next;
+    }
+  }
+}
+
+void heap_release_all(Heap* heap) {
+  for_each_page(heap, [heap](Page* page) {
+    page_collect(page);
+    if (page->used == 0) {
+      queue_remove(heap, page);
+      span_free(heap->td, page);
+    }
+  });
+}
+
+void heap_delete_migrate(Heap* heap) {
+  Heap* target = heap->td->default_heap;
+  for_each_page(heap, [heap, target](Page* page) {
+    queue_remove(heap, page);
+    heap_adopt_page(target, page);
+  });
+  spin_lock(heap->huge_lock);
+  for (Page* page = heap->huge_list; page != nullptr; page = page->next) {
+    __atomic_store_n(&page->heap, nullptr, __ATOMIC_RELAXED);  // default heaps track no huge list
+  }
+  heap->huge_list = nullptr;
+  spin_unlock(heap->huge_lock);
+}
+
+void heap_destroy_pages(Heap* heap) {
+  for_each_page(heap, [heap](Page* page) {
+    heap->counters.free_count.add(page->used);
+    heap->counters.freed_total.add(uint64_t{page->used} * page->block_size);
+    queue_remove(heap, page);
+    span_free(heap->td, page);
+  });
+  for (;;) {
+    spin_lock(heap->huge_lock);
+    Page* page = heap->huge_list;
+    spin_unlock(heap->huge_lock);
+    if (page == nullptr) break;
+    heap->counters.free_count.add(1);
+    heap->counters.freed_total.add(page->block_size);
+    huge_free(page);  // unlinks it from huge_list under the lock
+  }
+}
+
+}  // namespace heapscope

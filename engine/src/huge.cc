@@ -1,0 +1,178 @@
+// Huge blocks (over kLargeMax): one dedicated, segment-aligned mapping each, freed from any
+// thread. Freed mappings wait in a small process-wide cache for a short time, so programs
+// that repeatedly allocate multi-megabyte buffers do not fault fresh pages in every time;
+// the cache is bounded in bytes and entries expire after ten purge delays.
+#include <string.h>
+
+#include "internal.h"
+#include "platform/platform.h"
+
+namespace heapscope {
+
+namespace {
+
+struct CacheEntry {
+  Segment* segment;
+  int64_t freed_at;
+};
+
+constexpr size_t kCacheEntries = 8;
+std::atomic<uint32_t> g_cache_lock{0};
+CacheEntry g_cache[kCacheEntries];
+size_t g_cache_count = 0;
+size_t g_cache_bytes = 0;
+
+void unmap_huge(Segment* segment) {
+  g_counters.reserved_bytes.fetch_sub(segment->mapped_size, std::memory_order_relaxed);
+  g_counters.committed_bytes.fetch_sub(segment->mapped_size, std::memory_order_relaxed);
+  g_counters.purged_bytes.fetch_add(segment->mapped_size, std::memory_order_relaxed);
+  segment_map_set(segment, segment->mapped_size, false);
+  os::unmap(segment->mapping, segment->mapped_size);
+}
+
+void cache_remove_at(size_t i) {
+  g_cache_bytes -= g_cache[i].segment->mapped_size;
+  g_cache[i] = g_cache[--g_cache_count];
+}
+
+// Best fit among cached mappings that are big enough but not wastefully so.
+Segment* cache_take(size_t mapped_size) {
+  if (__atomic_load_n(&g_cache_count, __ATOMIC_RELAXED) == 0) return nullptr;
+  spin_lock(g_cache_lock);
+  size_t best = kCacheEntries;
+  for (size_t i = 0; i < g_cache_count; ++i) {
+    size_t have = g_cache[i].segment->mapped_size;
+    if (have >= mapped_size && have - mapped_size <= mapped_size / 4 &&
+        (best == kCacheEntries || have < g_cache[best].segment->mapped_size)) {
+      best = i;
+    }
+  }
+  Segment* segment = nullptr;
+  if (best != kCacheEntries) {
+    segment = g_cache[best].segment;
+    cache_remove_at(best);
+  }
+  spin_unlock(g_cache_lock);
+  return segment;
+}
+
+// Returns true if the cache took the mapping.
+bool cache_put(Segment* segment) {
+  long limit = option(hs_option_huge_cache_bytes);
+  if (limit <= 0 || segment->mapped_size > static_cast<size_t>(limit)) return false;
+  Segment* evicted[kCacheEntries];
+  size_t evicted_count = 0;
+  spin_lock(g_cache_lock);
+  while (g_cache_count > 0 &&
+         (g_cache_count == kCacheEntries ||
+          g_cache_bytes + segment->mapped_size > static_cast<size_t>(limit))) {
+    size_t oldest = 0;
+    for (size_t i = 1; i < g_cache_count; ++i) {
+      if (g_cache[i].freed_at < g_cache[oldest].freed_at) oldest = i;
+    }
+    evicted[evicted_count++] = g_cache[oldest].segment;
+    cache_remove_at(oldest);
+  }
+  g_cache[g_cache_count++] = CacheEntry{segment, os::now_ms()};
+  g_cache_bytes += segment->mapped_size;
+  spin_unlock(g_cache_lock);
+  for (size_t i = 0; i < evicted_count; ++i) unmap_huge(evicted[i]);
+  return true;
+}
+
+}  // namespace
+
+void huge_cache_trim(bool force) {
+  if (__atomic_load_n(&g_cache_count, __ATOMIC_RELAXED) == 0) return;
+  long delay = option(hs_option_purge_delay);
+  int64_t keep_ms = delay < 0 ? INT64_MAX : delay * 10;
+  int64_t now = os::now_ms();
+  Segment* expired[kCacheEntries];
+  size_t expired_count = 0;
+  spin_lock(g_cache_lock);
+  for (size_t i = 0; i < g_cache_count;) {
+    if (force || now - g_cache[i].freed_at >= keep_ms) {
+      expired[expired_count++] = g_cache[i].segment;
+      cache_remove_at(i);
+    } else {
+      ++i;
+    }
+  }
+  spin_unlock(g_cache_lock);
+  for (size_t i = 0; i < expired_count; ++i) unmap_huge(expired[i]);
+}
+
+void huge_fork_lock(bool acquire) {
+  if (acquire) spin_lock(g_cache_lock);
+  else spin_unlock(g_cache_lock);
+}
+
+void* huge_alloc(Heap* heap, size_t size, size_t alignment, bool zero) {
+  size_t offset = alignment > kHugeBlockOffset ? alignment : kHugeBlockOffset;
+  size_t page = os::page_size();
+  if (size > kMaxAllocSize || offset > kMaxAllocSize - size) return nullptr;
+  size_t mapped_size = (offset + size + page - 1) & ~(page - 1);
+
+  Segment* segment = offset == kHugeBlockOffset ? cache_take(mapped_size) : nullptr;
+  bool fresh = segment == nullptr;
+  if (fresh) {
+    size_t map_alignment = alignment > kSegmentSize ? alignment : kSegmentSize;
+    void* memory = os::map_aligned(mapped_size, map_alignment);
+    if (memory == nullptr) return nullptr;
+    segment = static_cast<Segment*>(memory);
+    segment->kind = SegmentKind::kHuge;
+    segment->mapped_size = mapped_size;
+    segment->mapping = memory;
+    // Every slice descriptor points back to the first, so any pointer into the first 4 MiB
+    // finds the page with the same arithmetic as a normal segment.
+    for (size_t i = 0; i < kSlicesPerSegment; ++i) {
+      segment->pages[i].slice_back = static_cast<uint8_t>(i);
+    }
+    segment_map_set(segment, mapped_size, true);
+    g_counters.reserved_bytes.fetch_add(mapped_size, std::memory_order_relaxed);
+    note_committed(mapped_size);
+  }
+  Page* huge = &segment->pages[0];
+  huge->flags = kPageHuge;
+  huge->block_size = segment->mapped_size - offset;
+  huge->area = reinterpret_cast<uint8_t*>(segment) + offset;
+  huge->used = 1;
+  huge->capacity = huge->reserved = 1;
+  huge->slice_count = 1;
+  huge->next = huge->prev = nullptr;
+  __atomic_store_n(&huge->heap, heap->is_default ? nullptr : heap, __ATOMIC_RELAXED);
+  if (!heap->is_default) {
+    spin_lock(heap->huge_lock);
+    huge->next = heap->huge_list;
+    if (heap->huge_list != nullptr) heap->huge_list->prev = huge;
+    heap->huge_list = huge;
+    spin_unlock(heap->huge_lock);
+  }
+  if (zero && !fresh) memset(huge->area, 0, huge->block_size);
+  g_counters.huge_count.fetch_add(1, std::memory_order_relaxed);
+  heap->counters.alloc_count.add(1);
+  heap->counters.requested_bytes.add(size);
+  heap->counters.allocated_total.add(huge->block_size);
+  return huge->area;
+}
+
+void huge_free(Page* huge) {
+  if (huge->used == 0) fatal("heapscope: double free of a huge block", huge->area);
+  Heap* heap = __atomic_load_n(&huge->heap, __ATOMIC_RELAXED);
+  if (heap != nullptr) {
+    spin_lock(heap->huge_lock);
+    if (__atomic_load_n(&huge->heap, __ATOMIC_RELAXED) == heap) {
+      if (huge->prev != nullptr) huge->prev->next = huge->next;
+      else heap->huge_list = huge->next;
+      if (huge->next != nullptr) huge->next->prev = huge->prev;
+      __atomic_store_n(&huge->heap, nullptr, __ATOMIC_RELAXED);
+    }
+    spin_unlock(heap->huge_lock);
+  }
+  huge->used = 0;
+  g_counters.huge_count.fetch_sub(1, std::memory_order_relaxed);
+  Segment* segment = reinterpret_cast<Segment*>(reinterpret_cast<uintptr_t>(huge) & ~kSegmentMask);
+  if (!cache_put(segment)) unmap_huge(segment);
+}
+
+}  // namespace heapscope

@@ -1,0 +1,225 @@
+// The engine's index: core data structures and the functions each file provides.
+//
+//   segment (4 MiB, aligned) ── 64 slices of 64 KiB; slice 0 is the header (this struct)
+//     └── page = span of slices holding blocks of one size class (or one huge block)
+//   Heap (per thread, plus first-class heaps) ── direct table + page queue per bin
+//   ThreadData (per thread) ── owns segments, the spare segment and pending purges
+//
+// Files: segment.cc (spans, purge, segment map), page.cc (page set-up and collection),
+// heap.cc (queues, generic malloc/free paths, first-class heaps), thread.cc (process/thread
+// life cycle, abandon and reclaim, fork), huge.cc (dedicated mappings and their cache),
+// alloc_inline.h (the fast paths), api.cc / override_*.cc (entry points), stats.cc, options.cc.
+#pragma once
+
+#include <atomic>
+
+#include "common.h"
+#include "heapscope/heapscope.h"
+#include "size_class.h"
+
+namespace heapscope {
+
+struct Heap;
+struct ThreadData;
+struct Segment;
+
+// A counter written only by its owning thread and read by anyone: a relaxed load and store
+// (no locked instruction on the fast path) that other threads may read without a data race.
+struct OwnerCounter {
+  std::atomic<uint64_t> value{0};
+  HS_ALWAYS_INLINE void add(uint64_t n) {
+    value.store(value.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+  }
+  uint64_t get() const { return value.load(std::memory_order_relaxed); }
+};
+
+struct HeapCounters {
+  OwnerCounter alloc_count;
+  OwnerCounter free_count;
+  OwnerCounter requested_bytes;
+  OwnerCounter allocated_total;  // block bytes handed out (cumulative)
+  OwnerCounter freed_total;      // block bytes given back (cumulative)
+};
+
+enum PageFlags : uint8_t {
+  kPageInFull = 1,     // page sits in the heap's full list
+  kPageAligned = 2,    // interior pointers may be freed (aligned allocations)
+  kPageChecked = 4,    // double/invalid free checks requested
+  kPageHuge = 8,       // a dedicated mapping holding one block
+};
+
+struct Page {
+  // Hot fields first: the malloc fast path touches `free` and `used`.
+  Block* free;        // blocks ready for allocation (owner only)
+  Block* local_free;  // blocks freed by the owner since the last collection
+  uint32_t used;      // live blocks, including remote frees not yet collected
+  uint32_t capacity;  // blocks carved out so far
+  uint32_t reserved;  // blocks that fit in the page
+  uint8_t flags;      // PageFlags; any bit set sends free() to the generic path
+  uint8_t bin;
+  uint8_t slice_count;  // slices spanned (0 for a slice that is not a span start)
+  uint8_t slice_back;   // distance to the span's first slice
+  size_t block_size;
+  uint8_t* area;
+  Heap* heap;  // owning heap (nullptr when abandoned); written by the owner, read by others
+  std::atomic<uintptr_t> owner_tid;    // 0 when abandoned or huge
+  std::atomic<Block*> thread_free;     // blocks freed by other threads
+  std::atomic<uint8_t> remote_in_full; // mirror of kPageInFull for remote freers
+  Page* next;
+  Page* prev;
+};
+
+enum class SegmentKind : uint8_t { kNormal = 1, kHuge = 2 };
+
+struct Segment {
+  SegmentKind kind;
+  size_t mapped_size;
+  void* mapping;  // start of the OS mapping (== this, except for over-aligned huge blocks)
+  ThreadData* owner;  // nullptr when abandoned
+  Segment* next;
+  Segment* prev;
+  uint64_t free_slices;   // bit i: slice i belongs to no page
+  uint64_t dirty_slices;  // free slices that may still be resident (to purge)
+  int64_t purge_deadline; // when dirty_slices should be purged (ms), 0 when none pending
+  bool huge_fresh;        // huge mapping straight from the OS: reads as zero
+  Page pages[kSlicesPerSegment];
+};
+static_assert(sizeof(Segment) <= kSliceSize * kHeaderSlices);
+
+struct PageQueue {
+  Page* first = nullptr;
+  Page* last = nullptr;
+};
+
+extern Page g_empty_page;
+
+// The direct table starts out pointing every slot at the (always empty) page, so a heap
+// that has allocated nothing yet, and the static empty heap, miss into the generic path.
+struct DirectTable {
+  Page* slots[kDirectSlots];
+  constexpr DirectTable() : slots() {
+    for (Page*& slot : slots) slot = &g_empty_page;
+  }
+};
+
+struct alignas(64) Heap {
+  DirectTable direct;          // (size+15)/16 -> a page of that class, maybe with free blocks
+  int64_t sample_countdown = INT64_MAX;  // bytes until the next profiler sample
+  uintptr_t thread_id = 0;
+  HeapCounters counters;
+  PageQueue queues[kBinCount];
+  PageQueue full;
+  std::atomic<bool> remote_hint{false};  // a remote free landed in a full page
+  ThreadData* td = nullptr;
+  bool is_default = false;
+  Heap* registry_next = nullptr;  // all live heaps (for statistics) / pool free list
+  Heap* registry_prev = nullptr;
+  Heap* user_next = nullptr;      // the thread's first-class heaps
+  std::atomic<uint32_t> huge_lock{0};  // guards huge_list (first-class heaps only)
+  Page* huge_list = nullptr;
+};
+
+struct ThreadData {
+  Heap* default_heap;
+  Segment* segments;  // every segment this thread owns
+  Segment* spare;     // one empty segment kept for reuse (also in `segments`)
+  int64_t purge_deadline;
+  Heap* user_heaps;
+};
+
+// ---- globals ---------------------------------------------------------------------------------
+extern Heap g_empty_heap;
+// __thread (not thread_local): constant-initialized, so no TLS wrapper call on the fast path.
+extern __thread Heap* tls_heap __attribute__((tls_model("initial-exec")));
+
+// ---- segment map (segment.cc): O(1) "is this ours" for any pointer ---------------------------
+inline constexpr size_t kAddressBits = 47;
+inline constexpr size_t kSegmentMapSize = size_t{1} << (kAddressBits - kSegmentShift);
+enum SegmentMapEntry : uint8_t { kMapNone = 0, kMapSegment = 1, kMapHugeTail = 2 };
+extern std::atomic<uint8_t> g_segment_map[kSegmentMapSize];
+
+// ---- segment.cc --------------------------------------------------------------------------------
+Page* span_alloc(ThreadData* td, size_t slices);
+// Returns the page's slices to its segment; an emptied segment is released when allowed.
+void span_free(ThreadData* td, Page* page, bool allow_release = true);
+void segments_unmap_if_empty(ThreadData* td);
+void segment_detach(ThreadData* td, Segment* segment);
+void segment_attach(ThreadData* td, Segment* segment);
+void segment_purge_now(Segment* segment);
+void segment_unmap_now(Segment* segment);
+bool segment_is_empty(const Segment* segment);
+bool segment_has_run(const Segment* segment, size_t slices);
+void segment_map_set(const Segment* segment, size_t mapped_size, bool present);
+Segment* segment_of_slow(const void* p);  // nullptr if not ours
+void purge_due(ThreadData* td, bool force);
+void segment_release(ThreadData* td, Segment* segment);
+
+// ---- page.cc -----------------------------------------------------------------------------------
+void page_init(Page* page, Heap* heap, size_t bin);
+bool page_extend(Page* page);     // carve more blocks out of the page; false if none left
+uint32_t page_collect(Page* page);  // merge local and remote frees; returns remote count
+Block* block_start(const Page* page, const void* p);
+
+// ---- heap.cc -----------------------------------------------------------------------------------
+// count_sample: false when the fast path already charged the sample countdown.
+void* malloc_generic(Heap* heap, size_t size, bool count_sample = true);
+void* malloc_sampled(Heap* heap, size_t size);
+void free_unusual(void* p);  // huge tails and foreign pointers
+void heap_delete_migrate(Heap* heap);
+void heap_destroy_pages(Heap* heap);
+void free_generic(Segment* segment, Page* page, void* p);
+void page_retire(Heap* heap, Page* page);
+void heap_init(Heap* heap, ThreadData* td, bool is_default);
+void heap_adopt_page(Heap* heap, Page* page);  // put a reclaimed page into heap's queues
+void heap_release_all(Heap* heap);             // collect everything; free empty pages
+
+// ---- thread.cc ---------------------------------------------------------------------------------
+void process_init();
+Heap* thread_heap_init();  // the calling thread's default heap, creating it when needed
+Heap* heap_struct_alloc();
+void heap_struct_free(Heap* heap);
+void registry_add(Heap* heap);
+void registry_remove(Heap* heap);
+Segment* reclaim_abandoned(ThreadData* td, size_t slices_wanted);
+void reclaim_all_abandoned(ThreadData* td);
+
+// ---- huge.cc -----------------------------------------------------------------------------------
+void* huge_alloc(Heap* heap, size_t size, size_t alignment, bool zero);
+void huge_free(Page* page);
+void huge_cache_trim(bool force);
+void huge_fork_lock(bool acquire);
+void registry_visit(void (*visit)(const Heap*, void*), void* arg);
+
+// ---- profiler hook -----------------------------------------------------------------------------
+// Called when the sample countdown crosses zero; resets it. The profiler issue adds sampling.
+void sample_countdown_expired(Heap* heap);
+
+// ---- statistics (stats.cc) ---------------------------------------------------------------------
+struct GlobalCounters {
+  std::atomic<uint64_t> reserved_bytes;
+  std::atomic<uint64_t> committed_bytes;
+  std::atomic<uint64_t> purged_bytes;
+  std::atomic<uint64_t> segments;
+  std::atomic<uint64_t> pages;
+  std::atomic<uint64_t> heaps;
+  std::atomic<uint64_t> threads;
+  std::atomic<uint64_t> huge_count;
+  std::atomic<uint64_t> abandoned_segments;
+  std::atomic<uint64_t> committed_peak;
+  // Counters of heaps that no longer exist.
+  std::atomic<uint64_t> dead_alloc_count, dead_free_count, dead_requested, dead_allocated,
+      dead_freed;
+};
+extern GlobalCounters g_counters;
+void counters_merge_dead(const HeapCounters& c);
+void note_committed(uint64_t added);  // committed_bytes += added, tracking the peak
+
+// ---- options (options.cc) ---------------------------------------------------------------------
+long option(hs_option_t which);
+void options_init();
+
+// ---- small spin lock (slow paths only) ----------------------------------------------------------
+void spin_lock(std::atomic<uint32_t>& word);
+inline void spin_unlock(std::atomic<uint32_t>& word) { word.store(0, std::memory_order_release); }
+
+}  // namespace heapscope

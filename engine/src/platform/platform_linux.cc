@@ -1,0 +1,115 @@
+// Linux implementation of the platform contract (platform.h).
+#include "platform/platform.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+extern char** environ;
+
+namespace heapscope::os {
+
+void* map_aligned(size_t size, size_t alignment) {
+  // Over-reserve by the alignment and trim both ends, so the result is aligned without hints.
+  const int flags = MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE;
+  size_t padded = size + alignment;
+  if (padded < size) return nullptr;
+  void* raw = mmap(nullptr, padded, PROT_READ | PROT_WRITE, flags, -1, 0);
+  if (raw == MAP_FAILED) return nullptr;
+  uintptr_t start = reinterpret_cast<uintptr_t>(raw);
+  uintptr_t aligned = (start + alignment - 1) & ~(alignment - 1);
+  if (aligned > start) munmap(raw, aligned - start);
+  uintptr_t end = start + padded;
+  uintptr_t used_end = aligned + size;
+  if (end > used_end) munmap(reinterpret_cast<void*>(used_end), end - used_end);
+  return reinterpret_cast<void*>(aligned);
+}
+
+void unmap(void* addr, size_t size) { munmap(addr, size); }
+
+void purge(void* addr, size_t size) { madvise(addr, size, MADV_DONTNEED); }
+
+size_t page_size() {
+  static size_t cached = 0;
+  if (cached == 0) cached = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  return cached;
+}
+
+int64_t now_ms() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
+}
+
+uint64_t random_u64() {
+  uint64_t value = 0;
+  if (getrandom(&value, sizeof value, GRND_NONBLOCK) == static_cast<ssize_t>(sizeof value)) {
+    return value;
+  }
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<uint64_t>(ts.tv_nsec) ^ (static_cast<uint64_t>(ts.tv_sec) << 32) ^
+         reinterpret_cast<uintptr_t>(&value);
+}
+
+void write_all(int fd, const char* data, size_t len) {
+  while (len > 0) {
+    ssize_t n = ::write(fd, data, len);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return;
+    }
+    data += n;
+    len -= static_cast<size_t>(n);
+  }
+}
+
+int duplicate_fd(int fd) { return fcntl(fd, F_DUPFD_CLOEXEC, 200); }
+
+const char* get_env(const char* name) {
+  if (environ == nullptr) return nullptr;
+  size_t len = strlen(name);
+  for (char** env = environ; *env != nullptr; ++env) {
+    if (strncmp(*env, name, len) == 0 && (*env)[len] == '=') return *env + len + 1;
+  }
+  return nullptr;
+}
+
+size_t resident_bytes() {
+  int fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  char buf[128];
+  ssize_t n = read(fd, buf, sizeof buf - 1);
+  close(fd);
+  if (n <= 0) return 0;
+  buf[n] = '\0';
+  // Format: size resident shared ... (in pages); skip the first field.
+  const char* s = buf;
+  while (*s != '\0' && *s != ' ') ++s;
+  size_t pages = 0;
+  while (*s == ' ') ++s;
+  while (*s >= '0' && *s <= '9') pages = pages * 10 + static_cast<size_t>(*s++ - '0');
+  return pages * page_size();
+}
+
+static pthread_key_t g_exit_key;
+
+bool thread_exit_key_create(void (*on_thread_exit)(void*)) {
+  return pthread_key_create(&g_exit_key, on_thread_exit) == 0;
+}
+
+void set_thread_value(void* value) { pthread_setspecific(g_exit_key, value); }
+
+void at_fork(void (*prepare)(), void (*parent)(), void (*child)()) {
+  pthread_atfork(prepare, parent, child);
+}
+
+void yield() { sched_yield(); }
+
+}  // namespace heapscope::os

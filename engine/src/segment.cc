@@ -1,0 +1,235 @@
+// Segments: 4 MiB aligned regions owned by one thread, carved into spans of 64 KiB slices.
+// A 64-bit bitmap per segment tracks free slices (so finding a span is a few shifts), a
+// second one the free slices that may still be resident, purged back to the OS after the
+// purge delay. The segment map answers "is this pointer ours" in O(1) for any address.
+#include <string.h>
+
+#include "internal.h"
+#include "platform/platform.h"
+
+namespace heapscope {
+
+std::atomic<uint8_t> g_segment_map[kSegmentMapSize];
+
+void segment_map_set(const Segment* segment, size_t mapped_size, bool present) {
+  uintptr_t index = reinterpret_cast<uintptr_t>(segment) >> kSegmentShift;
+  size_t count = (mapped_size + kSegmentMask) >> kSegmentShift;
+  if (index + count > kSegmentMapSize) return;  // beyond 47-bit user space: never ours
+  for (size_t i = count; i-- > 1;) {
+    g_segment_map[index + i].store(present ? kMapHugeTail : kMapNone, std::memory_order_release);
+  }
+  g_segment_map[index].store(present ? kMapSegment : kMapNone, std::memory_order_release);
+}
+
+Segment* segment_of_slow(const void* p) {
+  uintptr_t index = reinterpret_cast<uintptr_t>(p) >> kSegmentShift;
+  if (index >= kSegmentMapSize) return nullptr;
+  // Interior pointers of over-aligned huge blocks can lie past the segment's first 4 MiB.
+  while (g_segment_map[index].load(std::memory_order_acquire) == kMapHugeTail && index > 0) {
+    --index;
+  }
+  if (g_segment_map[index].load(std::memory_order_acquire) != kMapSegment) return nullptr;
+  return reinterpret_cast<Segment*>(index << kSegmentShift);
+}
+
+static constexpr uint64_t slice_bits(size_t first, size_t count) {
+  uint64_t ones = count >= 64 ? kAllSlices : ((uint64_t{1} << count) - 1);
+  return ones << first;
+}
+
+// Index of the first run of `count` set bits in `mask`, or -1.
+static int find_run(uint64_t mask, size_t count) {
+  uint64_t runs = mask;
+  for (size_t k = 1; k < count && runs != 0; ++k) runs &= mask >> k;
+  return runs == 0 ? -1 : __builtin_ctzll(runs);
+}
+
+static void segment_link(ThreadData* td, Segment* segment) {
+  segment->prev = nullptr;
+  segment->next = td->segments;
+  if (td->segments != nullptr) td->segments->prev = segment;
+  td->segments = segment;
+}
+
+static void segment_unlink(ThreadData* td, Segment* segment) {
+  if (segment->prev != nullptr) segment->prev->next = segment->next;
+  else td->segments = segment->next;
+  if (segment->next != nullptr) segment->next->prev = segment->prev;
+  segment->next = segment->prev = nullptr;
+}
+
+static Segment* segment_new(ThreadData* td) {
+  void* memory = os::map_aligned(kSegmentSize, kSegmentSize);
+  if (memory == nullptr) return nullptr;
+  Segment* segment = static_cast<Segment*>(memory);  // zeroed by the OS
+  segment->kind = SegmentKind::kNormal;
+  segment->mapped_size = kSegmentSize;
+  segment->mapping = memory;
+  segment->owner = td;
+  segment->free_slices = kAllSlices & ~slice_bits(0, kHeaderSlices);
+  segment_link(td, segment);
+  segment_map_set(segment, kSegmentSize, true);
+  g_counters.segments.fetch_add(1, std::memory_order_relaxed);
+  g_counters.reserved_bytes.fetch_add(kSegmentSize, std::memory_order_relaxed);
+  note_committed(kHeaderSlices * kSliceSize);
+  return segment;
+}
+
+static void segment_unmap(Segment* segment) {
+  uint64_t resident = ~segment->free_slices | segment->dirty_slices;
+  g_counters.committed_bytes.fetch_sub(__builtin_popcountll(resident) * kSliceSize,
+                                       std::memory_order_relaxed);
+  g_counters.purged_bytes.fetch_add(__builtin_popcountll(resident) * kSliceSize,
+                                    std::memory_order_relaxed);
+  g_counters.segments.fetch_sub(1, std::memory_order_relaxed);
+  g_counters.reserved_bytes.fetch_sub(segment->mapped_size, std::memory_order_relaxed);
+  segment_map_set(segment, segment->mapped_size, false);
+  os::unmap(segment->mapping, segment->mapped_size);
+}
+
+static Page* span_take(ThreadData* td, Segment* segment, size_t first, size_t count) {
+  uint64_t bits = slice_bits(first, count);
+  uint64_t fresh = bits & ~segment->dirty_slices;  // purged or never touched: counts anew
+  note_committed(__builtin_popcountll(fresh) * kSliceSize);
+  segment->free_slices &= ~bits;
+  segment->dirty_slices &= ~bits;
+  if (td->spare == segment) td->spare = nullptr;
+  Page* page = &segment->pages[first];
+  page->slice_count = static_cast<uint8_t>(count);
+  page->slice_back = 0;
+  for (size_t j = 1; j < count; ++j) {
+    segment->pages[first + j].slice_back = static_cast<uint8_t>(j);
+    segment->pages[first + j].slice_count = 0;
+  }
+  page->area = reinterpret_cast<uint8_t*>(segment) + first * kSliceSize;
+  g_counters.pages.fetch_add(1, std::memory_order_relaxed);
+  return page;
+}
+
+Page* span_alloc(ThreadData* td, size_t slices) {
+  for (Segment* s = td->segments; s != nullptr; s = s->next) {
+    if (s->free_slices == 0) continue;
+    int first = find_run(s->free_slices, slices);
+    if (first >= 0) return span_take(td, s, static_cast<size_t>(first), slices);
+  }
+  Segment* segment = reclaim_abandoned(td, slices);
+  if (segment == nullptr) segment = segment_new(td);
+  if (segment == nullptr) return nullptr;
+  int first = find_run(segment->free_slices, slices);
+  if (first < 0) return nullptr;  // reclaim guarantees room; defensive
+  return span_take(td, segment, static_cast<size_t>(first), slices);
+}
+
+void span_free(ThreadData* td, Page* page, bool allow_release) {
+  Segment* segment = reinterpret_cast<Segment*>(reinterpret_cast<uintptr_t>(page) & ~kSegmentMask);
+  size_t first = static_cast<size_t>(page - segment->pages);
+  size_t count = page->slice_count;
+  for (size_t j = 0; j < count; ++j) {
+    Page* slice = &segment->pages[first + j];
+    slice->free = slice->local_free = nullptr;
+    slice->used = slice->capacity = slice->reserved = 0;
+    slice->flags = 0;
+    slice->bin = 0;
+    slice->slice_count = 0;
+    slice->slice_back = 0;
+    slice->block_size = 0;
+    __atomic_store_n(&slice->heap, nullptr, __ATOMIC_RELAXED);
+    slice->owner_tid.store(0, std::memory_order_relaxed);
+    slice->thread_free.store(nullptr, std::memory_order_relaxed);
+    slice->remote_in_full.store(0, std::memory_order_relaxed);
+    slice->next = slice->prev = nullptr;
+  }
+  uint64_t bits = slice_bits(first, count);
+  segment->free_slices |= bits;
+  segment->dirty_slices |= bits;
+  g_counters.pages.fetch_sub(1, std::memory_order_relaxed);
+
+  long delay = option(hs_option_purge_delay);
+  if (delay >= 0) {
+    int64_t deadline = os::now_ms() + delay;
+    if (segment->purge_deadline == 0) segment->purge_deadline = deadline;
+    if (td->purge_deadline == 0 || deadline < td->purge_deadline) td->purge_deadline = deadline;
+  }
+  if (allow_release && segment_is_empty(segment)) segment_release(td, segment);
+  purge_due(td, delay == 0);
+}
+
+void segment_release(ThreadData* td, Segment* segment) {
+  if (td->spare == nullptr || td->spare == segment) {
+    td->spare = segment;  // keep one empty segment: churn at a page boundary stays cheap
+    return;
+  }
+  segment_unlink(td, segment);
+  segment_unmap(segment);
+}
+
+static void segment_purge(Segment* segment) {
+  uint64_t dirty = segment->dirty_slices;
+  g_counters.committed_bytes.fetch_sub(__builtin_popcountll(dirty) * kSliceSize,
+                                       std::memory_order_relaxed);
+  g_counters.purged_bytes.fetch_add(__builtin_popcountll(dirty) * kSliceSize,
+                                    std::memory_order_relaxed);
+  while (dirty != 0) {
+    size_t first = static_cast<size_t>(__builtin_ctzll(dirty));
+    uint64_t rest = dirty >> first;
+    size_t count = ~rest == 0 ? 64 - first : static_cast<size_t>(__builtin_ctzll(~rest));
+    os::purge(reinterpret_cast<uint8_t*>(segment) + first * kSliceSize, count * kSliceSize);
+    dirty &= ~slice_bits(first, count);
+  }
+  segment->dirty_slices = 0;
+  segment->purge_deadline = 0;
+}
+
+void purge_due(ThreadData* td, bool force) {
+  if (!force && td->purge_deadline == 0) return;
+  int64_t now = os::now_ms();
+  if (!force && now < td->purge_deadline) return;
+  int64_t next = 0;
+  Segment* s = td->segments;
+  while (s != nullptr) {
+    Segment* following = s->next;
+    if (s->dirty_slices != 0) {
+      if (force || s->purge_deadline <= now) {
+        // An empty segment beyond the spare goes back whole; others are purged in place.
+        segment_purge(s);
+      } else if (next == 0 || s->purge_deadline < next) {
+        next = s->purge_deadline;
+      }
+    }
+    s = following;
+  }
+  td->purge_deadline = next;
+  huge_cache_trim(force);
+}
+
+// Exposed for thread exit and reclaim: detach every segment of td (see thread.cc).
+void segments_unmap_if_empty(ThreadData* td) {
+  Segment* s = td->segments;
+  while (s != nullptr) {
+    Segment* following = s->next;
+    if (s->free_slices == (kAllSlices & ~slice_bits(0, kHeaderSlices))) {
+      if (td->spare == s) td->spare = nullptr;
+      segment_unlink(td, s);
+      segment_unmap(s);
+    }
+    s = following;
+  }
+}
+
+void segment_detach(ThreadData* td, Segment* segment) { segment_unlink(td, segment); }
+void segment_attach(ThreadData* td, Segment* segment) {
+  segment->owner = td;
+  segment_link(td, segment);
+}
+void segment_purge_now(Segment* segment) {
+  if (segment->dirty_slices != 0) segment_purge(segment);
+}
+void segment_unmap_now(Segment* segment) { segment_unmap(segment); }
+bool segment_is_empty(const Segment* segment) {
+  return segment->free_slices == (kAllSlices & ~slice_bits(0, kHeaderSlices));
+}
+bool segment_has_run(const Segment* segment, size_t slices) {
+  return find_run(segment->free_slices, slices) >= 0;
+}
+
+}  // namespace heapscope

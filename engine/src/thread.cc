@@ -1,0 +1,259 @@
+// Process and thread life cycle: one-time initialization, per-thread heaps (created on the
+// first allocation, torn down by a thread-exit key), abandonment of an exited thread's
+// segments and their reclamation by live threads, the heap-struct pool, and fork safety.
+#include <new>
+
+#include "internal.h"
+#include "platform/platform.h"
+
+namespace heapscope {
+
+Page g_empty_page;
+constinit Heap g_empty_heap;
+__thread Heap* tls_heap __attribute__((tls_model("initial-exec"))) = &g_empty_heap;
+
+void spin_lock(std::atomic<uint32_t>& word) {
+  for (;;) {
+    if (word.exchange(1, std::memory_order_acquire) == 0) return;
+    while (word.load(std::memory_order_relaxed) != 0) os::yield();
+  }
+}
+
+namespace {
+
+// Global slow-path locks, in the order fork's prepare handler takes them.
+std::atomic<uint32_t> g_pool_lock{0};
+std::atomic<uint32_t> g_registry_lock{0};
+std::atomic<uint32_t> g_abandoned_lock{0};
+
+Heap* g_pool_free = nullptr;  // recycled heap slots (linked through registry_next)
+Heap* g_registry = nullptr;   // live heaps
+Segment* g_abandoned = nullptr;
+
+// A default heap and its thread data live together in one pool slot.
+struct ThreadSlot {
+  Heap heap;
+  ThreadData td;
+};
+
+std::atomic<int> g_init_state{0};  // 0 none, 1 running, 2 done
+
+void fork_prepare() {
+  spin_lock(g_pool_lock);
+  spin_lock(g_registry_lock);
+  spin_lock(g_abandoned_lock);
+  huge_fork_lock(true);
+}
+void fork_parent() {
+  huge_fork_lock(false);
+  spin_unlock(g_abandoned_lock);
+  spin_unlock(g_registry_lock);
+  spin_unlock(g_pool_lock);
+}
+void fork_child() {
+  // Only the forking thread exists in the child; other threads' heaps stay as they were
+  // (their pages are simply never used again), and every lock starts released.
+  huge_fork_lock(false);
+  g_abandoned_lock.store(0, std::memory_order_relaxed);
+  g_registry_lock.store(0, std::memory_order_relaxed);
+  g_pool_lock.store(0, std::memory_order_relaxed);
+}
+
+void thread_done(void* value);
+
+}  // namespace
+
+void process_init() {
+  int expected = 0;
+  if (!g_init_state.compare_exchange_strong(expected, 1, std::memory_order_acq_rel)) {
+    // Another thread is initializing: wait for it. The initializing thread itself never
+    // comes back here, because the steps below do not allocate.
+    while (g_init_state.load(std::memory_order_acquire) != 2) os::yield();
+    return;
+  }
+  options_init();
+  os::thread_exit_key_create(thread_done);
+  os::at_fork(fork_prepare, fork_parent, fork_child);
+  g_init_state.store(2, std::memory_order_release);
+}
+
+Heap* heap_struct_alloc() {
+  spin_lock(g_pool_lock);
+  Heap* slot = g_pool_free;
+  if (slot != nullptr) {
+    g_pool_free = slot->registry_next;
+  } else {
+    // A fresh chunk of slots; heap memory is never returned to the OS, which is what makes a
+    // stale pointer to a heap (held by a remote freer) harmless.
+    constexpr size_t kChunk = 64 * 1024;
+    constexpr size_t kSlots = kChunk / sizeof(ThreadSlot);
+    auto* chunk = static_cast<ThreadSlot*>(os::map_aligned(kChunk, os::page_size()));
+    if (chunk == nullptr) {
+      spin_unlock(g_pool_lock);
+      return nullptr;
+    }
+    for (size_t i = 1; i < kSlots; ++i) {
+      chunk[i].heap.registry_next = g_pool_free;
+      g_pool_free = &chunk[i].heap;
+    }
+    slot = &chunk[0].heap;
+  }
+  spin_unlock(g_pool_lock);
+  ThreadSlot* thread_slot = reinterpret_cast<ThreadSlot*>(slot);
+  new (&thread_slot->heap) Heap();
+  new (&thread_slot->td) ThreadData();
+  g_counters.heaps.fetch_add(1, std::memory_order_relaxed);
+  return &thread_slot->heap;
+}
+
+void heap_struct_free(Heap* heap) {
+  g_counters.heaps.fetch_sub(1, std::memory_order_relaxed);
+  spin_lock(g_pool_lock);
+  heap->registry_next = g_pool_free;
+  g_pool_free = heap;
+  spin_unlock(g_pool_lock);
+}
+
+void registry_add(Heap* heap) {
+  spin_lock(g_registry_lock);
+  heap->registry_prev = nullptr;
+  heap->registry_next = g_registry;
+  if (g_registry != nullptr) g_registry->registry_prev = heap;
+  g_registry = heap;
+  spin_unlock(g_registry_lock);
+}
+
+void registry_remove(Heap* heap) {
+  spin_lock(g_registry_lock);
+  if (heap->registry_prev != nullptr) heap->registry_prev->registry_next = heap->registry_next;
+  else g_registry = heap->registry_next;
+  if (heap->registry_next != nullptr) heap->registry_next->registry_prev = heap->registry_prev;
+  heap->registry_next = heap->registry_prev = nullptr;
+  // Merge under the lock so a concurrent statistics reader never sees the counts twice or
+  // not at all.
+  counters_merge_dead(heap->counters);
+  spin_unlock(g_registry_lock);
+}
+
+void registry_visit(void (*visit)(const Heap*, void*), void* arg) {
+  spin_lock(g_registry_lock);
+  for (Heap* heap = g_registry; heap != nullptr; heap = heap->registry_next) visit(heap, arg);
+  spin_unlock(g_registry_lock);
+}
+
+Heap* thread_heap_init() {
+  if (tls_heap != &g_empty_heap) return tls_heap;
+  process_init();
+  Heap* heap = heap_struct_alloc();
+  if (heap == nullptr) return nullptr;
+  ThreadData* td = &reinterpret_cast<ThreadSlot*>(heap)->td;
+  heap_init(heap, td, true);
+  td->default_heap = heap;
+  tls_heap = heap;
+  registry_add(heap);
+  g_counters.threads.fetch_add(1, std::memory_order_relaxed);
+  // May allocate (glibc's second-level key table); the heap is already in place for that.
+  os::set_thread_value(heap);
+  return heap;
+}
+
+// ---- abandon and reclaim -----------------------------------------------------------------------
+static void abandon_segments(ThreadData* td) {
+  segments_unmap_if_empty(td);
+  td->spare = nullptr;
+  Segment* segment = td->segments;
+  while (segment != nullptr) {
+    Segment* next = segment->next;
+    segment_detach(td, segment);
+    segment_purge_now(segment);
+    for (size_t i = kHeaderSlices; i < kSlicesPerSegment; ++i) {
+      Page* page = &segment->pages[i];
+      if (page->slice_count == 0) continue;
+      page->next = page->prev = nullptr;
+      __atomic_store_n(&page->heap, nullptr, __ATOMIC_RELAXED);
+      page->owner_tid.store(0, std::memory_order_release);
+    }
+    segment->owner = nullptr;
+    spin_lock(g_abandoned_lock);
+    segment->next = g_abandoned;
+    __atomic_store_n(&g_abandoned, segment, __ATOMIC_RELAXED);
+    spin_unlock(g_abandoned_lock);
+    g_counters.abandoned_segments.fetch_add(1, std::memory_order_relaxed);
+    segment = next;
+  }
+}
+
+static Segment* pop_abandoned() {
+  if (__atomic_load_n(&g_abandoned, __ATOMIC_RELAXED) == nullptr) return nullptr;
+  spin_lock(g_abandoned_lock);
+  Segment* segment = g_abandoned;
+  if (segment != nullptr) __atomic_store_n(&g_abandoned, segment->next, __ATOMIC_RELAXED);
+  spin_unlock(g_abandoned_lock);
+  if (segment != nullptr) {
+    segment->next = nullptr;
+    g_counters.abandoned_segments.fetch_sub(1, std::memory_order_relaxed);
+  }
+  return segment;
+}
+
+// Takes over an abandoned segment: empty pages are freed, the rest join the default heap.
+static void adopt_segment(ThreadData* td, Segment* segment) {
+  segment_attach(td, segment);
+  Heap* heap = td->default_heap;
+  for (size_t i = kHeaderSlices; i < kSlicesPerSegment; ++i) {
+    Page* page = &segment->pages[i];
+    if (page->slice_count == 0) continue;
+    __atomic_store_n(&page->heap, heap, __ATOMIC_RELAXED);
+    page->owner_tid.store(heap->thread_id, std::memory_order_release);
+    page_collect(page);
+    if (page->used == 0) {
+      span_free(td, page, false);
+    } else {
+      heap_adopt_page(heap, page);
+    }
+  }
+}
+
+Segment* reclaim_abandoned(ThreadData* td, size_t slices_wanted) {
+  // Bounded work per call; every adopted segment also returns its empty pages.
+  for (int tries = 0; tries < 16; ++tries) {
+    Segment* segment = pop_abandoned();
+    if (segment == nullptr) return nullptr;
+    adopt_segment(td, segment);
+    if (segment_has_run(segment, slices_wanted)) return segment;
+  }
+  return nullptr;
+}
+
+void reclaim_all_abandoned(ThreadData* td) {
+  while (Segment* segment = pop_abandoned()) adopt_segment(td, segment);
+  segments_unmap_if_empty(td);
+}
+
+namespace {
+
+void thread_done(void* value) {
+  Heap* heap = static_cast<Heap*>(value);
+  if (heap == nullptr || heap == &g_empty_heap) return;
+  ThreadData* td = heap->td;
+  while (td->user_heaps != nullptr) {
+    Heap* user = td->user_heaps;
+    td->user_heaps = user->user_next;
+    heap_delete_migrate(user);
+    registry_remove(user);
+    heap_struct_free(user);
+  }
+  heap_release_all(heap);
+  purge_due(td, true);
+  abandon_segments(td);
+  registry_remove(heap);
+  g_counters.threads.fetch_sub(1, std::memory_order_relaxed);
+  // Frees after this point (later destructors) take the remote path into abandoned pages;
+  // a later malloc builds a fresh heap and re-arms the exit key.
+  tls_heap = &g_empty_heap;
+  heap_struct_free(heap);
+}
+
+}  // namespace
+
+}  // namespace heapscope

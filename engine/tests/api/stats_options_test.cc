@@ -1,0 +1,332 @@
+// hs_stats_get / hs_heap_stats_get / hs_stats_print, the options table and its HEAPSCOPE_*
+// environment variables, hs_collect and hs_version.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <heapscope/heapscope.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstddef>
+#include <cstdlib>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "../support/test_support.h"
+
+extern char** environ;
+
+namespace {
+
+using hs_test::kKiB;
+using hs_test::kMiB;
+using hs_test::stats_now;
+
+TEST(Stats, VersionAndSizeTagging) {
+  hs_stats_t s;
+  std::memset(&s, 0, sizeof(s));
+  s.size = sizeof(s);
+  s.version = HS_STATS_VERSION;
+  ASSERT_EQ(hs_stats_get(&s), 0);
+  EXPECT_EQ(s.size, sizeof(hs_stats_t));
+  EXPECT_EQ(s.version, static_cast<uint32_t>(HS_STATS_VERSION));
+}
+
+TEST(Stats, OlderSmallerStructGetsOnlyItsFields) {
+  void* p = hs_malloc(100);  // something to count
+  ASSERT_NE(p, nullptr);
+  // An older caller whose struct ends after free_count: nothing past that may be written.
+  for (size_t size : {offsetof(hs_stats_t, requested_bytes), offsetof(hs_stats_t, pages),
+                      offsetof(hs_stats_t, abandoned_segments)}) {
+    SCOPED_TRACE(testing::Message() << "struct size " << size);
+    alignas(hs_stats_t) unsigned char buf[sizeof(hs_stats_t) + 64];
+    std::memset(buf, 0xA7, sizeof(buf));
+    hs_stats_t header;
+    header.size = size;
+    header.version = HS_STATS_VERSION;
+    header.reserved0 = 0;
+    std::memcpy(buf, &header, offsetof(hs_stats_t, alloc_count));
+    ASSERT_EQ(hs_stats_get(reinterpret_cast<hs_stats_t*>(buf)), 0);
+    for (size_t i = size; i < sizeof(buf); ++i) {
+      ASSERT_EQ(buf[i], 0xA7) << "byte " << i << " past the caller's struct was written";
+    }
+    uint64_t alloc_count = 0;
+    std::memcpy(&alloc_count, buf + offsetof(hs_stats_t, alloc_count), sizeof(alloc_count));
+    EXPECT_GE(alloc_count, 1u) << "the fields the caller has are filled in";
+    EXPECT_NE(alloc_count, 0xA7A7A7A7A7A7A7A7u);
+  }
+  hs_free(p);
+}
+
+TEST(Stats, TooSmallStructIsRejected) {
+  for (size_t size : {size_t{0}, size_t{4}, sizeof(size_t)}) {
+    alignas(hs_stats_t) unsigned char buf[sizeof(hs_stats_t)];
+    std::memset(buf, 0xA7, sizeof(buf));
+    std::memcpy(buf, &size, sizeof(size));
+    const uint32_t version = HS_STATS_VERSION;
+    std::memcpy(buf + offsetof(hs_stats_t, version), &version, sizeof(version));
+    EXPECT_EQ(hs_stats_get(reinterpret_cast<hs_stats_t*>(buf)), -1) << "size " << size;
+    for (size_t i = offsetof(hs_stats_t, alloc_count); i < sizeof(buf); ++i) {
+      ASSERT_EQ(buf[i], 0xA7) << "byte " << i << " written for rejected size " << size;
+    }
+  }
+}
+
+TEST(Stats, CountersMoveByExactAmounts) {
+  const hs_stats_t a = stats_now();
+  void* p1 = hs_malloc(100);
+  void* p2 = hs_zalloc(1000);
+  void* p3 = hs_calloc(10, 30);
+  void* p4 = hs_malloc_aligned(50, 256);
+  void* p5 = hs_malloc(100 * kKiB);
+  ASSERT_TRUE(p1 && p2 && p3 && p4 && p5);
+  const size_t usable = hs_usable_size(p1) + hs_usable_size(p2) + hs_usable_size(p3) +
+                        hs_usable_size(p4) + hs_usable_size(p5);
+  const hs_stats_t b = stats_now();
+  EXPECT_EQ(b.alloc_count - a.alloc_count, 5u);
+  EXPECT_EQ(b.free_count - a.free_count, 0u);
+  EXPECT_EQ(b.requested_bytes - a.requested_bytes, 100u + 1000u + 300u + 50u + 100 * kKiB);
+  EXPECT_EQ(b.allocated_bytes - a.allocated_bytes, usable);
+  EXPECT_GE(b.committed_peak, b.committed_bytes);
+  EXPECT_GE(b.committed_bytes, b.allocated_bytes);
+  EXPECT_GE(b.reserved_bytes, b.committed_bytes);
+  EXPECT_GE(b.pages, 1u);
+  EXPECT_GE(b.segments, 1u);
+  EXPECT_GE(b.heaps, 1u);
+  EXPECT_GE(b.threads, 1u);
+  hs_free(p1);
+  hs_free(p2);
+  hs_free(nullptr);  // not counted
+  hs_free(p3);
+  hs_free(p4);
+  hs_free(p5);
+  const hs_stats_t c = stats_now();
+  EXPECT_EQ(c.alloc_count - b.alloc_count, 0u);
+  EXPECT_EQ(c.free_count - b.free_count, 5u);
+  EXPECT_EQ(c.requested_bytes, b.requested_bytes) << "cumulative: frees do not subtract";
+  EXPECT_EQ(c.allocated_bytes, a.allocated_bytes);
+}
+
+TEST(Stats, HugeAllocationsAreCounted) {
+  const hs_stats_t a = stats_now();
+  void* h = hs_malloc(64 * kMiB);
+  ASSERT_NE(h, nullptr);
+  const hs_stats_t b = stats_now();
+  EXPECT_EQ(b.huge_count, a.huge_count + 1);
+  EXPECT_GE(b.allocated_bytes - a.allocated_bytes, 64 * kMiB);
+  EXPECT_GE(b.reserved_bytes - a.reserved_bytes, 64 * kMiB);
+  hs_free(h);
+  const hs_stats_t c = stats_now();
+  EXPECT_EQ(c.huge_count, a.huge_count);
+  EXPECT_EQ(c.allocated_bytes, a.allocated_bytes);
+}
+
+TEST(Stats, HeapsAndThreadsAreCounted) {
+  void* warm = hs_malloc(8);  // this thread has a heap from here on
+  hs_free(warm);
+  const hs_stats_t a = stats_now();
+  hs_heap_t* h1 = hs_heap_new();
+  hs_heap_t* h2 = hs_heap_new();
+  ASSERT_TRUE(h1 && h2);
+  EXPECT_EQ(stats_now().heaps, a.heaps + 2);
+  hs_heap_delete(h1);
+  hs_heap_destroy(h2);
+  EXPECT_EQ(stats_now().heaps, a.heaps);
+
+  std::atomic<int> stage{0};
+  std::thread t([&] {
+    void* p = hs_malloc(64);
+    stage.store(1);
+    while (stage.load() != 2) std::this_thread::yield();
+    hs_free(p);
+  });
+  while (stage.load() != 1) std::this_thread::yield();
+  const hs_stats_t during = stats_now();
+  EXPECT_EQ(during.threads, a.threads + 1);
+  EXPECT_GE(during.heaps, a.heaps + 1);
+  stage.store(2);
+  t.join();
+  const hs_stats_t after = stats_now();
+  EXPECT_EQ(after.threads, a.threads) << "an exited thread no longer counts";
+  EXPECT_EQ(after.heaps, a.heaps);
+  EXPECT_EQ(after.allocated_bytes, a.allocated_bytes);
+}
+
+TEST(Stats, HeapStatsCountOnlyThatHeap) {
+  hs_heap_t* heap = hs_heap_new();
+  ASSERT_NE(heap, nullptr);
+  void* outside = hs_malloc(500);  // default heap: must not show in heap's stats
+  ASSERT_NE(outside, nullptr);
+  void* a = hs_heap_malloc(heap, 100);
+  void* b = hs_heap_malloc(heap, 1000);
+  ASSERT_TRUE(a && b);
+  hs_stats_t s = hs_test::heap_stats_now(heap);
+  EXPECT_EQ(s.alloc_count, 2u);
+  EXPECT_EQ(s.requested_bytes, 1100u);
+  EXPECT_EQ(s.allocated_bytes, hs_usable_size(a) + hs_usable_size(b));
+  hs_free(a);
+  s = hs_test::heap_stats_now(heap);
+  EXPECT_EQ(s.free_count, 1u);
+  EXPECT_EQ(s.allocated_bytes, hs_usable_size(b));
+  hs_free(b);
+  hs_free(outside);
+  hs_stats_t small;
+  std::memset(&small, 0, sizeof(small));
+  small.size = 0;
+  EXPECT_EQ(hs_heap_stats_get(heap, &small), -1);
+  hs_heap_delete(heap);
+}
+
+TEST(Stats, PrintWritesTheStatisticsBlock) {
+  void* p = hs_malloc(1000);
+  ASSERT_NE(p, nullptr);
+  int fds[2];
+  ASSERT_EQ(pipe(fds), 0);
+  hs_stats_print(fds[1]);
+  close(fds[1]);
+  std::string out;
+  char buf[4096];
+  for (ssize_t n; (n = read(fds[0], buf, sizeof(buf))) > 0;) out.append(buf, static_cast<size_t>(n));
+  close(fds[0]);
+  EXPECT_NE(out.find("heapscope stats"), std::string::npos) << out;
+  EXPECT_GT(out.size(), 40u);
+  hs_free(p);
+}
+
+TEST(Stats, CollectPurgesFreedMemory) {
+  // 32 MiB of medium blocks, freed, then a forced collect: some of it goes back to the OS.
+  std::vector<void*> blocks;
+  for (int i = 0; i < 512; ++i) {
+    void* p = hs_malloc(64 * kKiB);
+    ASSERT_NE(p, nullptr);
+    std::memset(p, 1, 64 * kKiB);
+    blocks.push_back(p);
+  }
+  const hs_stats_t live = stats_now();
+  for (void* p : blocks) hs_free(p);
+  hs_collect(1);
+  const hs_stats_t after = stats_now();
+  EXPECT_GT(after.purged_bytes, live.purged_bytes);
+  EXPECT_LT(after.committed_bytes, live.committed_bytes);
+  EXPECT_GE(live.committed_bytes - after.committed_bytes, 16 * kMiB)
+      << "committed " << live.committed_bytes << " -> " << after.committed_bytes;
+  hs_collect(0);  // and the non-forcing form does not break anything
+  void* p = hs_malloc(64 * kKiB);
+  ASSERT_NE(p, nullptr);
+  std::memset(p, 2, 64 * kKiB);
+  hs_free(p);
+}
+
+TEST(Version, MatchesTheProject) {
+  EXPECT_EQ(hs_version(), HS_TEST_EXPECTED_VERSION);
+}
+
+// ---- options -------------------------------------------------------------------------------
+
+TEST(Options, NamesMatchTheTable) {
+  EXPECT_STREQ(hs_option_name(hs_option_verbose), "verbose");
+  EXPECT_STREQ(hs_option_name(hs_option_show_stats), "show_stats");
+  EXPECT_STREQ(hs_option_name(hs_option_purge_delay), "purge_delay");
+  EXPECT_STREQ(hs_option_name(hs_option_huge_cache_bytes), "huge_cache_bytes");
+  EXPECT_STREQ(hs_option_name(hs_option_check_frees), "check_frees");
+}
+
+TEST(Options, DefaultsWhenTheEnvironmentIsUnset) {
+  if (std::getenv("HEAPSCOPE_PURGE_DELAY") == nullptr) {
+    EXPECT_EQ(hs_option_get(hs_option_purge_delay), 10);
+  }
+  if (std::getenv("HEAPSCOPE_VERBOSE") == nullptr) {
+    EXPECT_EQ(hs_option_get(hs_option_verbose), 0);
+  }
+  if (std::getenv("HEAPSCOPE_SHOW_STATS") == nullptr) {
+    EXPECT_EQ(hs_option_get(hs_option_show_stats), 0);
+  }
+  EXPECT_GE(hs_option_get(hs_option_huge_cache_bytes), 0);
+}
+
+TEST(Options, SetThenGet) {
+  for (int o = 0; o < hs_option_count_; ++o) {
+    const auto option = static_cast<hs_option_t>(o);
+    SCOPED_TRACE(hs_option_name(option));
+    const long old = hs_option_get(option);
+    hs_option_set(option, old + 3);
+    EXPECT_EQ(hs_option_get(option), old + 3);
+    hs_option_set(option, old);
+    EXPECT_EQ(hs_option_get(option), old);
+  }
+  // purge_delay -1 means "never": the allocator keeps working.
+  const long old = hs_option_get(hs_option_purge_delay);
+  hs_option_set(hs_option_purge_delay, -1);
+  EXPECT_EQ(hs_option_get(hs_option_purge_delay), -1);
+  void* p = hs_malloc(3 * kMiB);
+  ASSERT_NE(p, nullptr);
+  hs_free(p);
+  hs_option_set(hs_option_purge_delay, old);
+}
+
+// Runs this executable again with extra environment variables, filtered to one test; returns
+// its exit status and everything it wrote to stdout and stderr.
+int run_self(const std::string& filter, const std::vector<std::string>& extra_env,
+             std::string* output) {
+  std::vector<std::string> env_strings(extra_env);
+  for (char** e = environ; *e != nullptr; ++e) {
+    if (std::strncmp(*e, "HEAPSCOPE_", 10) != 0) env_strings.emplace_back(*e);
+  }
+  std::vector<char*> envp;
+  for (auto& s : env_strings) envp.push_back(s.data());
+  envp.push_back(nullptr);
+  std::string self = "/proc/self/exe";
+  std::string filter_arg = "--gtest_filter=" + filter;
+  char* argv[] = {self.data(), filter_arg.data(), nullptr};
+  int fds[2];
+  if (pipe(fds) != 0) return -1;
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, fds[1], 1);
+  posix_spawn_file_actions_adddup2(&actions, fds[1], 2);
+  posix_spawn_file_actions_addclose(&actions, fds[0]);
+  pid_t pid = -1;
+  const int rc = posix_spawn(&pid, self.c_str(), &actions, nullptr, argv, envp.data());
+  posix_spawn_file_actions_destroy(&actions);
+  close(fds[1]);
+  if (rc != 0) {
+    close(fds[0]);
+    return -1;
+  }
+  char buf[4096];
+  for (ssize_t n; (n = read(fds[0], buf, sizeof(buf))) > 0;) output->append(buf, static_cast<size_t>(n));
+  close(fds[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+// The child half of Options.EnvironmentVariablesAreRead (skipped when run on its own).
+TEST(OptionsChild, ReportsEnvironment) {
+  if (std::getenv("HS_TEST_OPTIONS_CHILD") == nullptr) GTEST_SKIP() << "child of another test";
+  EXPECT_EQ(hs_option_get(hs_option_verbose), 1);
+  EXPECT_EQ(hs_option_get(hs_option_show_stats), 1);
+  EXPECT_EQ(hs_option_get(hs_option_purge_delay), 1234);
+  EXPECT_EQ(hs_option_get(hs_option_huge_cache_bytes), 7340032);
+  EXPECT_EQ(hs_option_get(hs_option_check_frees), 1);
+  void* p = hs_malloc(100);  // something for the exit statistics to show
+  ASSERT_NE(p, nullptr);
+  hs_free(p);
+}
+
+TEST(Options, EnvironmentVariablesAreRead) {
+  std::string out;
+  const int status = run_self("OptionsChild.ReportsEnvironment",
+                              {"HS_TEST_OPTIONS_CHILD=1", "HEAPSCOPE_VERBOSE=1",
+                               "HEAPSCOPE_SHOW_STATS=1", "HEAPSCOPE_PURGE_DELAY=1234",
+                               "HEAPSCOPE_HUGE_CACHE_BYTES=7340032", "HEAPSCOPE_CHECK_FREES=1"},
+                              &out);
+  EXPECT_EQ(status, 0) << out;
+  EXPECT_NE(out.find("[  PASSED  ] 1 test"), std::string::npos) << out;
+  EXPECT_NE(out.find("heapscope stats"), std::string::npos)
+      << "HEAPSCOPE_SHOW_STATS=1 prints the statistics at exit:\n" << out;
+}
+
+}  // namespace

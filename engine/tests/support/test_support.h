@@ -1,0 +1,165 @@
+// Helpers shared by the engine's tests: sanitizer-aware scaling, a seeded PRNG, content
+// patterns, process RSS and an hs_stats_t snapshot.
+#pragma once
+
+#include <heapscope/heapscope.h>
+#include <unistd.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+
+namespace hs_test {
+
+#if defined(__SANITIZE_ADDRESS__)
+inline constexpr bool kAsan = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+inline constexpr bool kAsan = true;
+#else
+inline constexpr bool kAsan = false;
+#endif
+#else
+inline constexpr bool kAsan = false;
+#endif
+
+#if defined(__SANITIZE_THREAD__)
+inline constexpr bool kTsan = true;
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+inline constexpr bool kTsan = true;
+#else
+inline constexpr bool kTsan = false;
+#endif
+#else
+inline constexpr bool kTsan = false;
+#endif
+
+inline constexpr bool kSanitized = kAsan || kTsan;
+
+// Iteration counts: n normally, n/8 (at least 1) under a sanitizer; HS_TEST_SCALE=k multiplies
+// (the `slow` CTest entries run the stress suites with a larger scale).
+inline size_t scaled(size_t n) {
+  size_t scale = 1;
+  if (const char* s = std::getenv("HS_TEST_SCALE"); s != nullptr && std::atoi(s) > 0) {
+    scale = static_cast<size_t>(std::atoi(s));
+  }
+  size_t v = kSanitized ? n / 8 : n;
+  return (v == 0 ? 1 : v) * scale;
+}
+
+class SplitMix64 {
+ public:
+  explicit SplitMix64(uint64_t seed) : state_(seed) {}
+  uint64_t next() {
+    uint64_t z = (state_ += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+  }
+  size_t range(size_t lo, size_t hi) { return lo + static_cast<size_t>(next() % (hi - lo + 1)); }
+
+ private:
+  uint64_t state_;
+};
+
+inline constexpr size_t kKiB = 1024;
+inline constexpr size_t kMiB = 1024 * 1024;
+
+inline unsigned char pattern_at(size_t i, uint64_t seed) {
+  return static_cast<unsigned char>((i * 131u + seed * 7u + (i >> 9)) ^ (seed >> 8));
+}
+
+// Pattern bytes are a function of the offset alone, so any prefix of a patterned block can be
+// checked after a realloc. Up to kDenseMax every byte is sampled; beyond it the first and last
+// 64 bytes of every 4 KiB (enough to see a page that is shared, lost or unmapped).
+inline constexpr size_t kDenseMax = 64 * kKiB;
+
+inline bool sampled(size_t i) {
+  const size_t in_page = i & 4095;
+  return i < kDenseMax || in_page < 64 || in_page >= 4032;
+}
+
+template <typename F>
+inline void for_sampled_bytes(size_t n, F&& f) {
+  for (size_t i = 0; i < n && i < kDenseMax; ++i) f(i);
+  for (size_t page = kDenseMax; page < n; page += 4096) {
+    for (size_t i = page; i < page + 64 && i < n; ++i) f(i);
+    for (size_t i = page + 4032; i < page + 4096 && i < n; ++i) f(i);
+  }
+}
+
+// Writes the pattern on the sampled bytes of [0, n) and on its last 64 bytes.
+inline void fill_pattern(void* p, size_t n, uint64_t seed) {
+  auto* b = static_cast<unsigned char*>(p);
+  for_sampled_bytes(n, [&](size_t i) { b[i] = pattern_at(i, seed); });
+  for (size_t i = n > 64 ? n - 64 : 0; i < n; ++i) b[i] = pattern_at(i, seed);
+}
+
+// Returns the first sampled offset in [0, n) whose byte differs from the pattern, or SIZE_MAX.
+inline size_t check_pattern(const void* p, size_t n, uint64_t seed) {
+  const auto* b = static_cast<const unsigned char*>(p);
+  size_t bad = SIZE_MAX;
+  for_sampled_bytes(n, [&](size_t i) {
+    if (bad == SIZE_MAX && b[i] != pattern_at(i, seed)) bad = i;
+  });
+  return bad;
+}
+
+// First offset in [from, to) that is not zero, or SIZE_MAX.
+inline size_t first_nonzero(const void* p, size_t from, size_t to) {
+  const auto* b = static_cast<const unsigned char*>(p);
+  for (size_t i = from; i < to; ++i) {
+    if (b[i] != 0) return i;
+  }
+  return SIZE_MAX;
+}
+
+// Resident set size of this process in bytes, from /proc/self/statm.
+inline size_t rss_bytes() {
+  std::ifstream statm("/proc/self/statm");
+  size_t total_pages = 0;
+  size_t resident_pages = 0;
+  statm >> total_pages >> resident_pages;
+  return resident_pages * static_cast<size_t>(sysconf(_SC_PAGESIZE));
+}
+
+// The main thread gets its default heap before any test runs, so per-test counts of heaps and
+// threads do not depend on whether an earlier test in the same process allocated.
+inline const bool kMainThreadHasHeap = [] {
+  hs_free(hs_malloc(1));
+  return true;
+}();
+
+inline hs_stats_t stats_now() {
+  hs_stats_t s;
+  std::memset(&s, 0, sizeof(s));
+  s.size = sizeof(s);
+  s.version = HS_STATS_VERSION;
+  if (hs_stats_get(&s) != 0) std::abort();
+  return s;
+}
+
+inline hs_stats_t heap_stats_now(const hs_heap_t* heap) {
+  hs_stats_t s;
+  std::memset(&s, 0, sizeof(s));
+  s.size = sizeof(s);
+  s.version = HS_STATS_VERSION;
+  if (hs_heap_stats_get(heap, &s) != 0) std::abort();
+  return s;
+}
+
+// Hides a value from the optimizer (keeps the compiler from folding huge constant sizes).
+template <typename T>
+inline T opaque(T v) {
+  asm volatile("" : "+r"(v));
+  return v;
+}
+
+inline bool is_aligned(const void* p, size_t alignment) {
+  return (reinterpret_cast<uintptr_t>(p) & (alignment - 1)) == 0;
+}
+
+}  // namespace hs_test

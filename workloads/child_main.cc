@@ -1,0 +1,181 @@
+// hs-workload: runs ONE workload at one thread count under whatever allocator this
+// process has (glibc, or an LD_PRELOADed library) and prints ONE JSON line.
+//
+// Exit codes: 0 ok; 2 bad flags / unknown workload; 3 not running on --expect-allocator;
+// 4 ran, but allocations failed or the verify pass found corrupted contents.
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "workloads/runner.h"
+#include "workloads/workload.h"
+
+#if HS_HAVE_PROBE
+#include "allocator_probe.h"
+#endif
+
+namespace wl = heapscope::workloads;
+using Json = nlohmann::ordered_json;
+
+namespace {
+
+struct Identity {
+  Json json;
+  bool matches = true;
+  std::string why;
+};
+
+// The only place that knows about the probe, so the child builds without it.
+Identity probe_allocator(const std::string& expected_path) {
+  Identity id;
+#if HS_HAVE_PROBE
+  namespace probe = heapscope::probe;
+  const probe::AllocatorIdentity a = probe::identify_allocator();
+  id.json = Json{{"id", probe::allocator_id_for_object(a.malloc_object)},
+                 {"malloc_object", a.malloc_object},
+                 {"free_object", a.free_object},
+                 {"realloc_object", a.realloc_object},
+                 {"calloc_object", a.calloc_object},
+                 {"consistent", a.consistent}};
+  if (!expected_path.empty()) id.matches = probe::matches_expected(a, expected_path, &id.why);
+#else
+  id.json = Json{{"id", nullptr}, {"probe", "unavailable in this build"}};
+  if (!expected_path.empty()) {
+    id.matches = false;
+    id.why = "this hs-workload was built without the allocator probe";
+  }
+#endif
+  return id;
+}
+
+std::uint64_t peak_rss_bytes() {
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  return static_cast<std::uint64_t>(ru.ru_maxrss) * 1024;  // Linux reports KiB
+}
+
+std::string hex64(std::uint64_t v) {
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
+  return buf;
+}
+
+std::string known_workloads() {
+  std::string s;
+  for (const auto& w : wl::all_workloads()) s += (s.empty() ? "" : ", ") + std::string(w.name);
+  return s;
+}
+
+Json workload_table() {
+  Json rows = Json::array();
+  for (const auto& w : wl::all_workloads()) {
+    rows.push_back(Json{{"name", w.name},         {"summary", w.summary},
+                        {"sizes", w.sizes},       {"op_mix", w.op_mix},
+                        {"live_set", w.live_set}, {"threads", w.threads_note}});
+  }
+  return rows;
+}
+
+Json calls_json(const wl::CallCounts& c) {
+  return Json{{"malloc", c.malloc}, {"free", c.free},       {"realloc", c.realloc},
+              {"calloc", c.calloc}, {"aligned", c.aligned}, {"total", c.total()}};
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"Run one heapscope workload under this process's allocator; prints one JSON line.",
+               "hs-workload"};
+  std::string workload, expect;
+  unsigned threads = 1;
+  std::uint64_t ops = 0, seed = 0, block = 0;
+  bool verify = false, plant = false, list = false;
+  app.add_option("--workload", workload, "workload name (see --list)");
+  app.add_option("--threads", threads, "worker threads")
+      ->check(CLI::Range(1u, wl::kMaxThreads));
+  app.add_option("--ops", ops, "allocator calls in the timed region (whole cell)")
+      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 36));
+  app.add_option("--seed", seed, "campaign seed");
+  app.add_option("--block", block, "block number (part of the stream seed)");
+  app.add_flag("--verify", verify, "untimed second pass checking every block's contents");
+  app.add_option("--expect-allocator", expect,
+                 "shared object that must serve malloc/free/realloc/calloc, else exit 3");
+  app.add_flag("--list", list, "print the workload table as JSON and exit");
+  app.add_flag("--plant-harness-alloc", plant)->group("");  // audit positive control, hidden
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);
+    return code == 0 ? 0 : 2;
+  }
+  if (list) {
+    std::cout << workload_table().dump() << '\n';
+    return 0;
+  }
+  if (workload.empty() || ops == 0) {
+    std::cerr << "hs-workload: --workload and --ops are required (known workloads: "
+              << known_workloads() << ")\n";
+    return 2;
+  }
+  const wl::WorkloadSpec* spec = wl::find_workload(workload);
+  if (spec == nullptr) {
+    std::cerr << "hs-workload: unknown workload '" << workload << "'; known: " << known_workloads()
+              << '\n';
+    return 2;
+  }
+
+  const Identity id = probe_allocator(expect);
+  if (!id.matches) {
+    std::cerr << "hs-workload: refusing to run: not on the expected allocator " << expect << ": "
+              << id.why << '\n';
+    return 3;
+  }
+
+  const wl::RunResult r = wl::run_workload(
+      {.spec = spec, .threads = threads, .ops = ops, .seed = seed, .block = block,
+       .verify = verify, .plant_harness_alloc = plant});
+  if (!r.error.empty()) {
+    std::cerr << "hs-workload: " << r.error << '\n';
+    return 2;
+  }
+
+  const std::uint64_t done = r.calls.total();
+  const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  Json seeds{{"campaign", seed}, {"block", block}, {"workers", Json::array()}};
+  for (const auto s : r.worker_seeds) seeds["workers"].push_back(hex64(s));
+  Json out{{"schema", "heapscope.workload-run.v1"},
+           {"workload", spec->name},
+           {"threads", threads},
+           {"ops", done},
+           {"ops_requested", ops},
+           {"seconds", r.seconds},
+           {"ops_per_sec", r.seconds > 0 ? static_cast<double>(done) / r.seconds : 0.0},
+           {"peak_rss_bytes", peak_rss_bytes()},
+           {"stream_bytes", r.stream_bytes},
+           {"stream_digest", hex64(r.digest)},
+           {"seeds", seeds},
+           {"calls", calls_json(r.calls)},
+           {"allocator", id.json},
+           {"verify", Json{{"ran", r.verified},
+                           {"errors", r.verify.total()},
+                           {"content", r.verify.content},
+                           {"misaligned", r.verify.misaligned},
+                           {"calloc_not_zero", r.verify.calloc_not_zero},
+                           {"leaked", r.verify.leaked},
+                           {"handoff_mismatch", r.verify.handoff_mismatch}}},
+           {"alloc_failures", r.alloc_failures},
+           {"threads_created_in_region", r.threads_created_in_region},
+           {"cpus_online", cpus},
+           {"oversubscribed", cpus > 0 && threads > static_cast<unsigned long>(cpus)}};
+  if (r.shim) {
+    const hs_shim_counts& c = *r.shim;
+    out["shim"] = calls_json({c.malloc, c.free, c.realloc, c.calloc, c.aligned});
+  }
+  std::cout << out.dump() << '\n';
+  return r.alloc_failures != 0 || r.verify.total() != 0 ? 4 : 0;
+}

@@ -79,14 +79,15 @@ void bm_xthread(benchmark::State& state, size_t lo, size_t hi) {
   std::atomic<bool> stop{false};
   std::thread consumer([&] {
     void* p = nullptr;
-    for (;;) {
+    for (unsigned idle = 0;;) {
       if (ring->try_pop(&p)) {
         std::free(p);
+        idle = 0;
       } else if (stop.load(std::memory_order_acquire)) {
         while (ring->try_pop(&p)) std::free(p);
         return;
       } else {
-        hs_bench::cpu_relax();
+        hs_bench::backoff(idle++);
       }
     }
   });

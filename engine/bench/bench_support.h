@@ -4,6 +4,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <thread>
 
 namespace hs_bench {
 
@@ -30,6 +31,14 @@ inline void cpu_relax() {
 #endif
 }
 
+inline void backoff(unsigned spins) {
+  if (spins < 64) {
+    cpu_relax();
+  } else {
+    std::this_thread::yield();
+  }
+}
+
 // Bounded single-producer single-consumer ring of pointers. Capacity is a power of two.
 template <size_t kCapacity>
 class SpscRing {
@@ -46,8 +55,10 @@ class SpscRing {
     head_.store(head + 1, std::memory_order_release);
     return true;
   }
+  // Spins briefly, then yields: on an oversubscribed machine a pure spin burns the time slice
+  // the other side needs.
   void push(void* p) {
-    while (!try_push(p)) cpu_relax();
+    for (unsigned spins = 0; !try_push(p); ++spins) backoff(spins);
   }
   bool try_pop(void** out) {
     const size_t tail = tail_.load(std::memory_order_relaxed);

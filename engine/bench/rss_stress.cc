@@ -107,9 +107,9 @@ struct Worker {
     }
     producers_left->fetch_sub(1, std::memory_order_acq_rel);
     // Keep draining until every producer is done, then once more.
-    while (producers_left->load(std::memory_order_acquire) > 0) {
+    for (unsigned spins = 0; producers_left->load(std::memory_order_acquire) > 0; ++spins) {
       drain_incoming();
-      cpu_relax();
+      backoff(spins);
     }
     drain_incoming();
   }

@@ -11,9 +11,9 @@ rng = random.Random(20240601)
 digest = hashlib.sha256()
 
 # Many small objects: dicts of strings and tuples, grown and dropped in waves.
-for wave in range(6):
+for wave in range(4):
     table = {}
-    for i in range(40000):
+    for i in range(30000):
         key = f"k{wave}-{i}-{rng.randrange(1 << 30):x}"
         table[key] = (i, key * (i % 5), [rng.random() for _ in range(i % 7)])
     keys = sorted(table)

@@ -18,6 +18,10 @@
 // i.e. the smallest true ratio that this cell's noise would flag (CI excluding 1)
 // with about 80% power; 1/mde_ratio for the other direction. For c = 0.95 the factor
 // is 2.8016.
+//
+// Coverage (measured, tests/bootstrap_coverage_test.cc): the percentile bootstrap of a
+// median undercovers at small block counts, because resample medians only take
+// order-statistic values: 92.5% at 15 blocks, 93.9% at 20, 94.0% at 30 (A/A, nominal 95%).
 #pragma once
 
 #include <cstddef>

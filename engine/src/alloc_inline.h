@@ -37,6 +37,10 @@ HS_ALWAYS_INLINE void* heap_malloc(Heap* heap, size_t size) {
   return malloc_generic(heap, size);
 }
 
+// The heap that served an allocation made "on" `heap`: the thread's new default heap when
+// `heap` was still the static empty heap.
+HS_ALWAYS_INLINE Heap* tls_heap_or(Heap* heap) { return heap == &g_empty_heap ? tls_heap : heap; }
+
 HS_ALWAYS_INLINE void* malloc_impl(size_t size) { return heap_malloc(tls_heap, size); }
 
 // The page holding p, or nullptr for pointers heapscope does not own.
@@ -110,7 +114,12 @@ inline void* heap_malloc_aligned(Heap* heap, size_t size, size_t alignment) {
     // Page areas are slice aligned and every class size is a multiple of any power of two
     // it was rounded to, so rounding the size up is all it takes.
     size_t rounded = (size + alignment - 1) & ~(alignment - 1);
-    return heap_malloc(heap, rounded == 0 ? alignment : rounded);
+    if (rounded == 0) rounded = alignment;
+    void* p = heap_malloc(heap, rounded);
+    // Statistics count what the caller asked for, not the rounding (modular add of size -
+    // rounded). heap_malloc may have initialized the thread's heap, so re-read it.
+    if (p != nullptr) tls_heap_or(heap)->counters.requested_bytes.add(size - rounded);
+    return p;
   }
   if (HS_UNLIKELY(heap == &g_empty_heap)) {
     heap = thread_heap_init();

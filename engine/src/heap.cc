@@ -206,6 +206,19 @@ static void free_remote(Page* page, Block* block) {
   }
 }
 
+// Frees into pages of exited threads accumulate in those pages' thread_free lists, where no
+// owner will ever collect them. After a few MiB of them, the freeing thread adopts the
+// abandoned segments itself, so memory freed after a thread exits still returns to the OS.
+static void note_abandoned_free(size_t block_size) {
+  static std::atomic<uint64_t> freed_into_abandoned{0};
+  constexpr uint64_t kReclaimTrigger = 4 * 1024 * 1024;
+  uint64_t total = freed_into_abandoned.fetch_add(block_size, std::memory_order_relaxed) + block_size;
+  if (total < kReclaimTrigger) return;
+  freed_into_abandoned.store(0, std::memory_order_relaxed);
+  Heap* heap = thread_heap_init();
+  if (heap != nullptr) reclaim_all_abandoned(heap->td);
+}
+
 static bool block_in_list(const Block* list, const Block* block) {
   for (; list != nullptr; list = list->next) {
     if (list == block) return true;
@@ -244,6 +257,7 @@ void free_generic(Segment* segment, Page* page, void* p) {
   count_free(page->block_size);
   if (!owner) {
     free_remote(page, block);
+    if (page->owner_tid.load(std::memory_order_relaxed) == 0) note_abandoned_free(page->block_size);
     return;
   }
   Heap* heap = page->heap;
@@ -309,7 +323,9 @@ void heap_delete_migrate(Heap* heap) {
   });
   spin_lock(heap->huge_lock);
   for (Page* page = heap->huge_list; page != nullptr; page = page->next) {
-    __atomic_store_n(&page->heap, nullptr, __ATOMIC_RELAXED);  // default heaps track no huge list
+    // The default heap keeps no huge list; the block simply belongs to it from now on.
+    page->huge_tracked.store(0, std::memory_order_relaxed);
+    __atomic_store_n(&page->heap, target, __ATOMIC_RELEASE);
   }
   heap->huge_list = nullptr;
   spin_unlock(heap->huge_lock);
@@ -317,6 +333,7 @@ void heap_delete_migrate(Heap* heap) {
 
 void heap_destroy_pages(Heap* heap) {
   for_each_page(heap, [heap](Page* page) {
+    page_collect(page);  // remote frees were counted by the threads that made them
     heap->counters.free_count.add(page->used);
     heap->counters.freed_total.add(uint64_t{page->used} * page->block_size);
     queue_remove(heap, page);

@@ -140,12 +140,15 @@ void* huge_alloc(Heap* heap, size_t size, size_t alignment, bool zero) {
   huge->capacity = huge->reserved = 1;
   huge->slice_count = 1;
   huge->next = huge->prev = nullptr;
-  __atomic_store_n(&huge->heap, heap->is_default ? nullptr : heap, __ATOMIC_RELAXED);
+  __atomic_store_n(&huge->heap, heap, __ATOMIC_RELAXED);
+  huge->huge_tracked.store(0, std::memory_order_relaxed);
   if (!heap->is_default) {
+    // Only first-class heaps list their huge blocks (hs_heap_destroy must find them).
     spin_lock(heap->huge_lock);
     huge->next = heap->huge_list;
     if (heap->huge_list != nullptr) heap->huge_list->prev = huge;
     heap->huge_list = huge;
+    huge->huge_tracked.store(1, std::memory_order_relaxed);
     spin_unlock(heap->huge_lock);
   }
   if (zero && !fresh) memset(huge->area, 0, huge->block_size);
@@ -158,17 +161,20 @@ void* huge_alloc(Heap* heap, size_t size, size_t alignment, bool zero) {
 
 void huge_free(Page* huge) {
   if (huge->used == 0) fatal("heapscope: double free of a huge block", huge->area);
-  Heap* heap = __atomic_load_n(&huge->heap, __ATOMIC_RELAXED);
-  if (heap != nullptr) {
+  if (huge->huge_tracked.load(std::memory_order_acquire) != 0) {
+    // Acquire pairs with hs_heap_delete's release: seeing the new owner means seeing
+    // huge_tracked cleared, so the re-check under the lock decides.
+    Heap* heap = __atomic_load_n(&huge->heap, __ATOMIC_ACQUIRE);
     spin_lock(heap->huge_lock);
-    if (__atomic_load_n(&huge->heap, __ATOMIC_RELAXED) == heap) {
+    if (huge->huge_tracked.load(std::memory_order_relaxed) != 0) {
       if (huge->prev != nullptr) huge->prev->next = huge->next;
       else heap->huge_list = huge->next;
       if (huge->next != nullptr) huge->next->prev = huge->prev;
-      __atomic_store_n(&huge->heap, nullptr, __ATOMIC_RELAXED);
+      huge->huge_tracked.store(0, std::memory_order_relaxed);
     }
     spin_unlock(heap->huge_lock);
   }
+  __atomic_store_n(&huge->heap, nullptr, __ATOMIC_RELAXED);
   huge->used = 0;
   g_counters.huge_count.fetch_sub(1, std::memory_order_relaxed);
   Segment* segment = reinterpret_cast<Segment*>(reinterpret_cast<uintptr_t>(huge) & ~kSegmentMask);

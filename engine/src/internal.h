@@ -66,6 +66,7 @@ struct alignas(128) Page {
   std::atomic<uintptr_t> owner_tid;    // 0 when abandoned or huge
   std::atomic<Block*> thread_free;     // blocks freed by other threads
   std::atomic<uint8_t> remote_in_full; // mirror of kPageInFull for remote freers
+  std::atomic<uint8_t> huge_tracked;   // huge page linked in its first-class heap's list
   Page* next;
   Page* prev;
 };

@@ -52,14 +52,14 @@ double sample_sd(std::span<const double> v) {
 
 }  // namespace
 
-std::vector<double> log_effects(std::span<const double> candidate,
-                                std::span<const double> baseline, Direction direction,
-                                std::string* problem) {
+std::vector<double> log_effects(std::span<const double> candidate, std::span<const double> baseline,
+                                Direction direction, std::string* problem) {
   auto fail = [&](const char* why) {
     if (problem != nullptr) *problem = why;
     return std::vector<double>{};
   };
-  if (candidate.size() != baseline.size()) return fail("candidate and baseline block counts differ");
+  if (candidate.size() != baseline.size())
+    return fail("candidate and baseline block counts differ");
   std::vector<double> d;
   d.reserve(candidate.size());
   for (std::size_t b = 0; b < candidate.size(); ++b) {

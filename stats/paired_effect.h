@@ -35,15 +35,15 @@ namespace heapscope::stats {
 enum class Direction { kHigherIsBetter, kLowerIsBetter };
 
 struct BootstrapConfig {
-  std::uint64_t seed = 0;          // derive with bootstrap_seed(campaign seed, cell key)
+  std::uint64_t seed = 0;  // derive with bootstrap_seed(campaign seed, cell key)
   std::size_t resamples = 10'000;
   double confidence = 0.95;
 };
 
 struct PairedEffect {
   std::size_t blocks = 0;
-  double effect;     // exp(median d_b); NaN when there is no valid block
-  double ci_low;     // NaN unless ci_valid
+  double effect;  // exp(median d_b); NaN when there is no valid block
+  double ci_low;  // NaN unless ci_valid
   double ci_high;
   double log_se;     // bootstrap standard error of the median log effect
   double mde_ratio;  // >= 1; NaN unless ci_valid
@@ -62,9 +62,8 @@ inline constexpr std::size_t kFewBlocks = 10;
 
 // d_b as defined above. Values must be finite and > 0; otherwise returns empty and
 // sets *problem (when non-null). Sizes must match.
-std::vector<double> log_effects(std::span<const double> candidate,
-                                std::span<const double> baseline, Direction direction,
-                                std::string* problem);
+std::vector<double> log_effects(std::span<const double> candidate, std::span<const double> baseline,
+                                Direction direction, std::string* problem);
 
 PairedEffect paired_effect(std::span<const double> candidate, std::span<const double> baseline,
                            Direction direction, const BootstrapConfig& config);

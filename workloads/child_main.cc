@@ -74,9 +74,12 @@ std::string known_workloads() {
 Json workload_table() {
   Json rows = Json::array();
   for (const auto& w : wl::all_workloads()) {
-    rows.push_back(Json{{"name", w.name},         {"summary", w.summary},
-                        {"sizes", w.sizes},       {"op_mix", w.op_mix},
-                        {"live_set", w.live_set}, {"threads", w.threads_note}});
+    rows.push_back(Json{{"name", w.name},
+                        {"summary", w.summary},
+                        {"sizes", w.sizes},
+                        {"op_mix", w.op_mix},
+                        {"live_set", w.live_set},
+                        {"threads", w.threads_note}});
   }
   return rows;
 }
@@ -96,8 +99,7 @@ int main(int argc, char** argv) {
   std::uint64_t ops = 0, seed = 0, block = 0;
   bool verify = false, plant = false, list = false;
   app.add_option("--workload", workload, "workload name (see --list)");
-  app.add_option("--threads", threads, "worker threads")
-      ->check(CLI::Range(1u, wl::kMaxThreads));
+  app.add_option("--threads", threads, "worker threads")->check(CLI::Range(1u, wl::kMaxThreads));
   app.add_option("--ops", ops, "allocator calls in the timed region (whole cell)")
       ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 36));
   app.add_option("--seed", seed, "campaign seed");
@@ -136,9 +138,13 @@ int main(int argc, char** argv) {
     return 3;
   }
 
-  const wl::RunResult r = wl::run_workload(
-      {.spec = spec, .threads = threads, .ops = ops, .seed = seed, .block = block,
-       .verify = verify, .plant_harness_alloc = plant});
+  const wl::RunResult r = wl::run_workload({.spec = spec,
+                                            .threads = threads,
+                                            .ops = ops,
+                                            .seed = seed,
+                                            .block = block,
+                                            .verify = verify,
+                                            .plant_harness_alloc = plant});
   if (!r.error.empty()) {
     std::cerr << "hs-workload: " << r.error << '\n';
     return 2;

@@ -222,7 +222,8 @@ bool run_ops(WorkerState& s, std::size_t end) {
         const std::size_t align = std::size_t{1} << op.align_log2();
         if (posix_memalign(&p, align, op.size()) != 0) p = nullptr;
         if constexpr (kMode == Mode::kVerify) {
-          if (p != nullptr && reinterpret_cast<std::uintptr_t>(p) % align != 0) ++s.verify_misaligned;
+          if (p != nullptr && reinterpret_cast<std::uintptr_t>(p) % align != 0)
+            ++s.verify_misaligned;
         }
         on_alloc<kMode>(s, slot, p, op.size());
         break;

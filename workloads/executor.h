@@ -37,8 +37,8 @@ struct alignas(64) WorkerState {
   std::uint64_t verify_misaligned = 0;  // posix_memalign result not aligned as asked
   std::uint64_t verify_not_zero = 0;    // calloc returned non-zero bytes
   std::uint64_t sent_tag_xor = 0, received_tag_xor = 0;  // verify: handoff contents
-  std::uint64_t sink = 0;             // consumer reads land here so they are not elided
-  std::uint64_t tag_counter = 0;      // verify: per-worker tag sequence
+  std::uint64_t sink = 0;         // consumer reads land here so they are not elided
+  std::uint64_t tag_counter = 0;  // verify: per-worker tag sequence
 };
 
 // Runs ops [state.cursor, end) or until a kGenerationEnd (which is consumed); returns

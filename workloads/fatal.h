@@ -6,8 +6,8 @@ namespace heapscope::workloads {
 
 [[noreturn]] void fatal(const char* what);
 
-#define HS_WL_CHECK(cond, what)                    \
-  do {                                             \
+#define HS_WL_CHECK(cond, what)                       \
+  do {                                                \
     if (!(cond)) ::heapscope::workloads::fatal(what); \
   } while (0)
 

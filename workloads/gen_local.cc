@@ -45,30 +45,35 @@ constexpr unsigned kNoAlign = 0;
 }  // namespace
 
 void tiny_hot(GenContext& g) {
-  run_toggle(g, {64, OpKind::kMalloc, 0}, [&] { return uniform_size(g.rng, 16, 64); },
-             [] { return kNoAlign; });
+  run_toggle(
+      g, {64, OpKind::kMalloc, 0}, [&] { return uniform_size(g.rng, 16, 64); },
+      [] { return kNoAlign; });
 }
 
 void general_mix(GenContext& g) {
-  run_toggle(g, {1024, OpKind::kMalloc, 2}, [&] { return log_uniform_size(g.rng, 8, 4096); },
-             [] { return kNoAlign; });
+  run_toggle(
+      g, {1024, OpKind::kMalloc, 2}, [&] { return log_uniform_size(g.rng, 8, 4096); },
+      [] { return kNoAlign; });
 }
 
 void large_buffers(GenContext& g) {
-  run_toggle(g, {8, OpKind::kMalloc, 0},
-             [&] { return log_uniform_size(g.rng, 64 << 10, 4 << 20); }, [] { return kNoAlign; });
+  run_toggle(
+      g, {8, OpKind::kMalloc, 0}, [&] { return log_uniform_size(g.rng, 64 << 10, 4 << 20); },
+      [] { return kNoAlign; });
 }
 
 void aligned(GenContext& g) {
   // Alignment 16..4096 (log2 4..12), size log-uniform 8 B–2 KiB: small objects with
   // alignments up to a page, where allocators differ most.
-  run_toggle(g, {256, OpKind::kAligned, 0}, [&] { return log_uniform_size(g.rng, 8, 2048); },
-             [&] { return static_cast<unsigned>(4 + g.rng.below(9)); });
+  run_toggle(
+      g, {256, OpKind::kAligned, 0}, [&] { return log_uniform_size(g.rng, 8, 2048); },
+      [&] { return static_cast<unsigned>(4 + g.rng.below(9)); });
 }
 
 void calloc_zero(GenContext& g) {
-  run_toggle(g, {256, OpKind::kCalloc, 0}, [&] { return log_uniform_size(g.rng, 8, 16384); },
-             [] { return kNoAlign; });
+  run_toggle(
+      g, {256, OpKind::kCalloc, 0}, [&] { return log_uniform_size(g.rng, 8, 16384); },
+      [] { return kNoAlign; });
 }
 
 }  // namespace heapscope::workloads::gen

@@ -28,7 +28,9 @@ class MmapRegion {
   void* data() const { return data_; }
   std::size_t size() const { return size_; }
   template <class T>
-  T* as() const { return static_cast<T*>(data_); }
+  T* as() const {
+    return static_cast<T*>(data_);
+  }
 
  private:
   void swap(MmapRegion& o) noexcept {

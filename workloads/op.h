@@ -13,13 +13,13 @@
 namespace heapscope::workloads {
 
 enum class OpKind : std::uint8_t {
-  kMalloc = 1,    // slot = malloc(size), touch
-  kFree = 2,      // free(slot)
-  kRealloc = 3,   // slot = realloc(slot, size), touch
-  kCalloc = 4,    // slot = calloc(1, size), touch
-  kAligned = 5,   // posix_memalign(&slot, 1 << align_log2, size), touch
-  kSend = 6,      // p = malloc(size), touch, push to target's inbox; the target frees it
-  kDrain = 7,     // pop up to `target` (0 = all) blocks from own inboxes and free them
+  kMalloc = 1,         // slot = malloc(size), touch
+  kFree = 2,           // free(slot)
+  kRealloc = 3,        // slot = realloc(slot, size), touch
+  kCalloc = 4,         // slot = calloc(1, size), touch
+  kAligned = 5,        // posix_memalign(&slot, 1 << align_log2, size), touch
+  kSend = 6,           // p = malloc(size), touch, push to target's inbox; the target frees it
+  kDrain = 7,          // pop up to `target` (0 = all) blocks from own inboxes and free them
   kGenerationEnd = 8,  // thread-churn: this worker's thread exits; a fresh one continues
 };
 

@@ -109,7 +109,8 @@ struct PassOutcome {
 };
 
 template <Mode kMode>
-PassOutcome run_pass(Shared& sh, WorkerSlot* slots, unsigned threads, const RegionMarkers& markers) {
+PassOutcome run_pass(Shared& sh, WorkerSlot* slots, unsigned threads,
+                     const RegionMarkers& markers) {
   const bool audit = kMode == Mode::kTimed && markers.present();
   sh.start.store(0, std::memory_order_relaxed);
   pthread_barrier_init(&sh.ready, nullptr, threads + 1);
@@ -146,7 +147,8 @@ PassOutcome run_pass(Shared& sh, WorkerSlot* slots, unsigned threads, const Regi
     t1 = now_ns();
     if (audit) markers.end();
     // Teardown on main: frees what the last generation left, untimed.
-    for (unsigned w = 0; w < threads; ++w) run_ops<kMode>(sh.workers[w], sh.workers[w].stream->size);
+    for (unsigned w = 0; w < threads; ++w)
+      run_ops<kMode>(sh.workers[w], sh.workers[w].stream->size);
   }
   pthread_barrier_destroy(&sh.ready);
   pthread_barrier_destroy(&sh.done);
@@ -209,12 +211,14 @@ RunResult run_workload(const RunConfig& cfg) {
   for (const Stream& s : m.streams) r.stream_bytes += s.size * sizeof(Op);
 
   // Harness state next to the timed loop: all mmap'd and pre-faulted.
-  MmapRegion shared_region = MmapRegion::map(
-      sizeof(Shared) + T * (sizeof(WorkerSlot) + sizeof(WorkerState)), MmapRegion::Commit::kPopulate);
+  MmapRegion shared_region =
+      MmapRegion::map(sizeof(Shared) + T * (sizeof(WorkerSlot) + sizeof(WorkerState)),
+                      MmapRegion::Commit::kPopulate);
   if (shared_region.data() == nullptr) return r.error = "cannot mmap harness state", r;
   auto* sh = new (shared_region.data()) Shared();
   auto* slots = reinterpret_cast<WorkerSlot*>(shared_region.as<char>() + sizeof(Shared));
-  sh->workers = reinterpret_cast<WorkerState*>(reinterpret_cast<char*>(slots) + T * sizeof(WorkerSlot));
+  sh->workers =
+      reinterpret_cast<WorkerState*>(reinterpret_cast<char*>(slots) + T * sizeof(WorkerSlot));
   sh->topology = cfg.spec->topology;
   sh->plant = cfg.plant_harness_alloc;
 

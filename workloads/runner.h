@@ -37,7 +37,9 @@ struct RunResult {
     std::uint64_t content = 0, misaligned = 0, calloc_not_zero = 0;
     std::uint64_t leaked = 0;            // teardown left a block in a slot
     std::uint64_t handoff_mismatch = 0;  // blocks sent != blocks received (by tag)
-    std::uint64_t total() const { return content + misaligned + calloc_not_zero + leaked + handoff_mismatch; }
+    std::uint64_t total() const {
+      return content + misaligned + calloc_not_zero + leaked + handoff_mismatch;
+    }
   };
   bool verified = false;
   VerifyErrors verify;

@@ -5,8 +5,8 @@
 
 namespace heapscope::workloads {
 
-std::uint64_t stream_seed(std::uint64_t campaign_seed, std::string_view workload,
-                          unsigned threads, std::uint64_t block, unsigned worker) {
+std::uint64_t stream_seed(std::uint64_t campaign_seed, std::string_view workload, unsigned threads,
+                          std::uint64_t block, unsigned worker) {
   using stats::fnv1a64;
   using stats::kGolden;
   using stats::splitmix64_mix;

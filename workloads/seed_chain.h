@@ -14,7 +14,7 @@
 
 namespace heapscope::workloads {
 
-std::uint64_t stream_seed(std::uint64_t campaign_seed, std::string_view workload,
-                          unsigned threads, std::uint64_t block, unsigned worker);
+std::uint64_t stream_seed(std::uint64_t campaign_seed, std::string_view workload, unsigned threads,
+                          std::uint64_t block, unsigned worker);
 
 }  // namespace heapscope::workloads

@@ -47,7 +47,7 @@ class SpscRing {
   std::uint64_t tail_cache_ = 0;
   alignas(64) std::atomic<std::uint64_t> tail_{0};  // producer-owned line
   std::uint64_t head_cache_ = 0;
-  alignas(64) void** buf_ = nullptr;                // read-only after init
+  alignas(64) void** buf_ = nullptr;  // read-only after init
   std::uint64_t mask_ = 0;
 };
 
@@ -56,7 +56,9 @@ class QueueMatrix {
  public:
   // capacity is rounded up to a power of two. False if the mapping failed.
   bool init(unsigned threads, std::uint32_t capacity);
-  SpscRing& ring(unsigned producer, unsigned consumer) { return rings_[producer * threads_ + consumer]; }
+  SpscRing& ring(unsigned producer, unsigned consumer) {
+    return rings_[producer * threads_ + consumer];
+  }
   unsigned threads() const { return threads_; }
 
  private:

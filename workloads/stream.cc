@@ -22,11 +22,26 @@ void StreamWriter::emit(Op op) {
   if (!timed_) return;
   CallCounts& c = s_.timed_calls;
   switch (op.kind()) {
-    case OpKind::kMalloc: ++c.malloc; ++cost_; break;
-    case OpKind::kFree: ++c.free; ++cost_; break;
-    case OpKind::kRealloc: ++c.realloc; ++cost_; break;
-    case OpKind::kCalloc: ++c.calloc; ++cost_; break;
-    case OpKind::kAligned: ++c.aligned; ++cost_; break;
+    case OpKind::kMalloc:
+      ++c.malloc;
+      ++cost_;
+      break;
+    case OpKind::kFree:
+      ++c.free;
+      ++cost_;
+      break;
+    case OpKind::kRealloc:
+      ++c.realloc;
+      ++cost_;
+      break;
+    case OpKind::kCalloc:
+      ++c.calloc;
+      ++cost_;
+      break;
+    case OpKind::kAligned:
+      ++c.aligned;
+      ++cost_;
+      break;
     case OpKind::kSend:
       ++c.malloc;
       cost_ += 2;
@@ -35,7 +50,8 @@ void StreamWriter::emit(Op op) {
       s_.sent_bytes += op.size();
       break;
     case OpKind::kDrain:
-    case OpKind::kGenerationEnd: break;
+    case OpKind::kGenerationEnd:
+      break;
   }
 }
 
@@ -60,7 +76,8 @@ std::uint64_t stream_digest(const Stream& s) {
   std::uint64_t lane[4] = {kGolden, kGolden * 3, kGolden * 5, kGolden * 7};
   std::size_t i = 0;
   for (; i + 4 <= s.size; i += 4) {
-    for (int l = 0; l < 4; ++l) lane[l] = std::rotl(lane[l] + s.ops[i + l].word * kM1, 31) * kGolden;
+    for (int l = 0; l < 4; ++l)
+      lane[l] = std::rotl(lane[l] + s.ops[i + l].word * kM1, 31) * kGolden;
   }
   for (; i < s.size; ++i) lane[i % 4] = std::rotl(lane[i % 4] + s.ops[i].word * kM1, 31) * kGolden;
   std::uint64_t h = stats::splitmix64_mix(s.size ^ kGolden);

@@ -27,8 +27,8 @@ struct Stream {
   MmapRegion storage;
   const Op* ops = nullptr;
   std::size_t size = 0, timed_begin = 0, timed_end = 0;
-  std::uint32_t slots = 0;   // slot table size the executor must provide
-  CallCounts timed_calls;    // this worker's own timed calls, remote frees excluded
+  std::uint32_t slots = 0;              // slot table size the executor must provide
+  CallCounts timed_calls;               // this worker's own timed calls, remote frees excluded
   std::vector<std::uint32_t> sends_to;  // timed kSend count per target worker
   std::uint64_t sent_bytes = 0;
 };

@@ -30,8 +30,8 @@ double gaussian(hs::SplitMix64& rng) {  // Box–Muller
 
 // Throughput of a baseline and a candidate `true_ratio` times faster, per block, with a
 // shared block effect (the host's mood) and independent noise per sample.
-void simulate(hs::SplitMix64& rng, std::size_t blocks, double true_ratio,
-              std::vector<double>& cand, std::vector<double>& base) {
+void simulate(hs::SplitMix64& rng, std::size_t blocks, double true_ratio, std::vector<double>& cand,
+              std::vector<double>& base) {
   cand.resize(blocks);
   base.resize(blocks);
   for (std::size_t b = 0; b < blocks; ++b) {

@@ -69,7 +69,8 @@ TEST(PairedEffect, BootstrapMediansMatchExplicitResamples) {
   hs::SplitMix64 rng(77);
   for (const double m : meds) {
     std::vector<double> resample;
-    for (std::size_t i = 0; i < sorted.size(); ++i) resample.push_back(sorted[rng.below(sorted.size())]);
+    for (std::size_t i = 0; i < sorted.size(); ++i)
+      resample.push_back(sorted[rng.below(sorted.size())]);
     EXPECT_EQ(m, hs::median(resample));
   }
 }

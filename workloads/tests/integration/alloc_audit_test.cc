@@ -62,7 +62,8 @@ TEST(AllocAudit, PlantedHarnessAllocationIsCaught) {
     const auto j = audited(w, "2", /*plant=*/true);
     if (!j.contains("shim")) continue;
     EXPECT_NE(j["shim"], j["calls"]) << w;
-    EXPECT_EQ(j["shim"]["malloc"].get<std::uint64_t>(), j["calls"]["malloc"].get<std::uint64_t>() + 1);
+    EXPECT_EQ(j["shim"]["malloc"].get<std::uint64_t>(),
+              j["calls"]["malloc"].get<std::uint64_t>() + 1);
     EXPECT_EQ(j["shim"]["free"].get<std::uint64_t>(), j["calls"]["free"].get<std::uint64_t>() + 1);
   }
 }

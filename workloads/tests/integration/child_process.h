@@ -25,7 +25,8 @@ inline std::string slurp(int fd) {
 }
 
 // `preload` empty: glibc. The environment is otherwise minimal, as in a campaign.
-inline ChildResult run_child(const std::vector<std::string>& args, const std::string& preload = "") {
+inline ChildResult run_child(const std::vector<std::string>& args,
+                             const std::string& preload = "") {
   std::vector<std::string> argv_s = {HS_WORKLOAD_EXE};
   argv_s.insert(argv_s.end(), args.begin(), args.end());
   std::vector<char*> argv;
@@ -73,7 +74,7 @@ inline const std::string kJemalloc = "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2
 inline const std::string kMimalloc = "/usr/lib/x86_64-linux-gnu/libmimalloc.so.2";
 
 inline const std::vector<std::string> kAllWorkloads = {
-    "tiny-hot", "general-mix", "large-buffers", "cross-thread", "long-lived",
-    "producer-consumer", "sawtooth", "thread-churn", "aligned", "calloc"};
+    "tiny-hot",          "general-mix", "large-buffers", "cross-thread", "long-lived",
+    "producer-consumer", "sawtooth",    "thread-churn",  "aligned",      "calloc"};
 
 }  // namespace hs_test

@@ -9,9 +9,10 @@ using hs_test::run_child;
 namespace {
 
 std::vector<std::string> args_for(const std::string& workload, const std::string& seed,
-                                  const std::string& threads = "2", const std::string& block = "3") {
+                                  const std::string& threads = "2",
+                                  const std::string& block = "3") {
   const std::string ops = workload == "large-buffers" ? "1000" : "20000";  // page faults
-  return {"--workload", workload, "--threads", threads, "--ops", ops,
+  return {"--workload", workload, "--threads", threads, "--ops",   ops,
           "--seed",     seed,     "--block",   block,   "--verify"};
 }
 

@@ -53,15 +53,15 @@ static void resolve(void) {
   real_aligned_alloc = (void* (*)(size_t, size_t))dlsym(RTLD_NEXT, "aligned_alloc");
   real_memalign = (void* (*)(size_t, size_t))dlsym(RTLD_NEXT, "memalign");
   real_valloc = (void* (*)(size_t))dlsym(RTLD_NEXT, "valloc");
-  real_malloc = (void* (*)(size_t))dlsym(RTLD_NEXT, "malloc");  /* last: the "ready" flag */
+  real_malloc = (void* (*)(size_t))dlsym(RTLD_NEXT, "malloc"); /* last: the "ready" flag */
   resolving = 0;
 }
 
 __attribute__((constructor)) static void init(void) { resolve(); }
 
-#define COUNT(counter) \
+#define COUNT(counter)                                    \
   if (atomic_load_explicit(&armed, memory_order_relaxed)) \
-    atomic_fetch_add_explicit(&counter, 1, memory_order_relaxed)
+  atomic_fetch_add_explicit(&counter, 1, memory_order_relaxed)
 
 void* malloc(size_t n) {
   if (real_malloc == NULL) {

@@ -59,13 +59,27 @@ TEST(Materialize, DeterministicAndAccountedForEveryWorkload) {
       for (const auto& s : a.streams) {
         for (std::size_t i = s.timed_begin; i < s.timed_end; ++i) {
           switch (s.ops[i].kind()) {
-            case wl::OpKind::kMalloc: ++recount.malloc; break;
-            case wl::OpKind::kFree: ++recount.free; break;
-            case wl::OpKind::kRealloc: ++recount.realloc; break;
-            case wl::OpKind::kCalloc: ++recount.calloc; break;
-            case wl::OpKind::kAligned: ++recount.aligned; break;
-            case wl::OpKind::kSend: ++recount.malloc; ++recount.free; break;
-            default: break;
+            case wl::OpKind::kMalloc:
+              ++recount.malloc;
+              break;
+            case wl::OpKind::kFree:
+              ++recount.free;
+              break;
+            case wl::OpKind::kRealloc:
+              ++recount.realloc;
+              break;
+            case wl::OpKind::kCalloc:
+              ++recount.calloc;
+              break;
+            case wl::OpKind::kAligned:
+              ++recount.aligned;
+              break;
+            case wl::OpKind::kSend:
+              ++recount.malloc;
+              ++recount.free;
+              break;
+            default:
+              break;
           }
         }
       }
@@ -99,10 +113,12 @@ TEST(Materialize, StreamsAreWellFormed) {
             ASSERT_TRUE(live[op.slot()]) << w.name << " op " << i;
             live[op.slot()] = op.kind() == wl::OpKind::kRealloc;
             break;
-          default: break;
+          default:
+            break;
         }
       }
-      for (std::size_t i = 0; i < live.size(); ++i) EXPECT_FALSE(live[i]) << w.name << " slot " << i;
+      for (std::size_t i = 0; i < live.size(); ++i)
+        EXPECT_FALSE(live[i]) << w.name << " slot " << i;
     }
   }
 }

@@ -16,8 +16,12 @@ std::uint64_t ops_for(const wl::WorkloadSpec& w) { return w.name == "large-buffe
 TEST(RunInProcess, EveryWorkloadVerifiesAtOneTwoAndThreeThreads) {
   for (const auto& w : wl::all_workloads()) {
     for (unsigned threads : {1u, 2u, 3u}) {
-      const wl::RunResult r = wl::run_workload(
-          {.spec = &w, .threads = threads, .ops = ops_for(w), .seed = 11, .block = 2, .verify = true});
+      const wl::RunResult r = wl::run_workload({.spec = &w,
+                                                .threads = threads,
+                                                .ops = ops_for(w),
+                                                .seed = 11,
+                                                .block = 2,
+                                                .verify = true});
       ASSERT_TRUE(r.error.empty()) << r.error;
       EXPECT_TRUE(r.verified);
       EXPECT_EQ(r.verify.total(), 0u) << w.name << " T=" << threads;

@@ -77,7 +77,7 @@ HS_ALWAYS_INLINE void free_impl(void* p) {
   Page* page = &segment->pages[(address - reinterpret_cast<uintptr_t>(segment)) >> kSliceShift];
   page -= page->slice_back;
   if (HS_LIKELY(page->owner_tid.load(std::memory_order_relaxed) == os::thread_id() &&
-                page->flags == 0)) {
+                page_flags(page) == 0)) {
     Block* block = static_cast<Block*>(p);
     block->next = page->local_free;
     page->local_free = block;

@@ -24,7 +24,7 @@ static void direct_update(Heap* heap, size_t bin) {
 }
 
 static PageQueue* queue_of(Heap* heap, const Page* page) {
-  return (page->flags & kPageInFull) != 0 ? &heap->full : &heap->queues[page->bin];
+  return (page_flags(page) & kPageInFull) != 0 ? &heap->full : &heap->queues[page->bin];
 }
 
 static void queue_remove(Heap* heap, Page* page) {
@@ -59,7 +59,7 @@ static void queue_push(Heap* heap, Page* page, bool front) {
 // Moves a page out of the full list. Only the owner calls this.
 static void unmark_full(Heap* heap, Page* page) {
   queue_remove(heap, page);
-  page->flags &= static_cast<uint8_t>(~kPageInFull);
+  page_flags_clear(page, kPageInFull);
   page->remote_in_full.store(0, std::memory_order_relaxed);
   queue_push(heap, page, false);
 }
@@ -75,7 +75,7 @@ static bool mark_full(Heap* heap, Page* page) {
     return false;
   }
   queue_remove(heap, page);
-  page->flags |= kPageInFull;
+  page_flags_set(page, kPageInFull);
   queue_push(heap, page, false);
   return true;
 }
@@ -245,14 +245,14 @@ void free_generic(Segment* segment, Page* page, void* p) {
     warning("heapscope: ignoring free of a pointer into unused memory", p);
     return;
   }
-  if (page->flags & kPageHuge) {
+  if (page_flags(page) & kPageHuge) {
     count_free(page->block_size);
     huge_free(page);
     return;
   }
-  if (page->flags & kPageAligned) p = block_start(page, p);
+  if (page_flags(page) & kPageAligned) p = block_start(page, p);
   bool owner = page->owner_tid.load(std::memory_order_relaxed) == os::thread_id();
-  if (page->flags & kPageChecked) check_free(page, p, owner);
+  if (page_flags(page) & kPageChecked) check_free(page, p, owner);
   Block* block = static_cast<Block*>(p);
   count_free(page->block_size);
   if (!owner) {
@@ -261,7 +261,7 @@ void free_generic(Segment* segment, Page* page, void* p) {
     return;
   }
   Heap* heap = page->heap;
-  if (page->flags & kPageInFull) unmark_full(heap, page);
+  if (page_flags(page) & kPageInFull) unmark_full(heap, page);
   block->next = page->local_free;
   page->local_free = block;
   if (--page->used == 0) page_retire(heap, page);
@@ -285,7 +285,7 @@ void heap_init(Heap* heap, ThreadData* td, bool is_default) {
 }
 
 void heap_adopt_page(Heap* heap, Page* page) {
-  page->flags &= static_cast<uint8_t>(~kPageInFull);
+  page_flags_clear(page, kPageInFull);
   page->remote_in_full.store(0, std::memory_order_relaxed);
   __atomic_store_n(&page->heap, heap, __ATOMIC_RELAXED);
   page->owner_tid.store(heap->thread_id, std::memory_order_release);

@@ -37,7 +37,6 @@ void cache_remove_at(size_t i) {
 
 // Best fit among cached mappings that are big enough but not wastefully so.
 Segment* cache_take(size_t mapped_size) {
-  if (__atomic_load_n(&g_cache_count, __ATOMIC_RELAXED) == 0) return nullptr;
   spin_lock(g_cache_lock);
   size_t best = kCacheEntries;
   for (size_t i = 0; i < g_cache_count; ++i) {
@@ -83,7 +82,6 @@ bool cache_put(Segment* segment) {
 }  // namespace
 
 void huge_cache_trim(bool force) {
-  if (__atomic_load_n(&g_cache_count, __ATOMIC_RELAXED) == 0) return;
   long delay = option(hs_option_purge_delay);
   int64_t keep_ms = delay < 0 ? INT64_MAX : delay * 10;
   int64_t now = os::now_ms();
@@ -133,7 +131,7 @@ void* huge_alloc(Heap* heap, size_t size, size_t alignment, bool zero) {
     note_committed(mapped_size);
   }
   Page* huge = &segment->pages[0];
-  huge->flags = kPageHuge;
+  huge->flags.store(kPageHuge, std::memory_order_relaxed);
   huge->block_size = segment->mapped_size - offset;
   huge->area = reinterpret_cast<uint8_t*>(segment) + offset;
   huge->used = 1;

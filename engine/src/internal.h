@@ -56,7 +56,9 @@ struct alignas(128) Page {
   uint32_t used;      // live blocks, including remote frees not yet collected
   uint32_t capacity;  // blocks carved out so far
   uint32_t reserved;  // blocks that fit in the page
-  uint8_t flags;      // PageFlags; any bit set sends free() to the generic path
+  // PageFlags; any bit set sends free() to the generic path. Written by the owner only;
+  // atomic (relaxed: a plain byte load) because other threads' frees read it.
+  std::atomic<uint8_t> flags;
   uint8_t bin;
   uint8_t slice_count;  // slices spanned (0 for a slice that is not a span start)
   uint8_t slice_back;   // distance to the span's first slice
@@ -70,6 +72,16 @@ struct alignas(128) Page {
   Page* next;
   Page* prev;
 };
+
+HS_ALWAYS_INLINE uint8_t page_flags(const Page* page) {
+  return page->flags.load(std::memory_order_relaxed);
+}
+inline void page_flags_set(Page* page, uint8_t bits) {
+  page->flags.store(static_cast<uint8_t>(page_flags(page) | bits), std::memory_order_relaxed);
+}
+inline void page_flags_clear(Page* page, uint8_t bits) {
+  page->flags.store(static_cast<uint8_t>(page_flags(page) & ~bits), std::memory_order_relaxed);
+}
 
 enum class SegmentKind : uint8_t { kNormal = 1, kHuge = 2 };
 

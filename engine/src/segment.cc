@@ -128,7 +128,7 @@ void span_free(ThreadData* td, Page* page, bool allow_release) {
     Page* slice = &segment->pages[first + j];
     slice->free = slice->local_free = nullptr;
     slice->used = slice->capacity = slice->reserved = 0;
-    slice->flags = 0;
+    slice->flags.store(0, std::memory_order_relaxed);
     slice->bin = 0;
     slice->slice_count = 0;
     slice->slice_back = 0;

@@ -24,7 +24,7 @@ using Json = nlohmann::ordered_json;
 
 namespace {
 
-struct Identity {
+struct Identity {  // NOLINT(bugprone-exception-escape): implicit members of a json holder
   Json json;
   bool matches = true;
   std::string why;
@@ -89,9 +89,7 @@ Json calls_json(const wl::CallCounts& c) {
               {"calloc", c.calloc}, {"aligned", c.aligned}, {"total", c.total()}};
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+int run(int argc, char** argv) {
   CLI::App app{"Run one heapscope workload under this process's allocator; prints one JSON line.",
                "hs-workload"};
   std::string workload, expect;
@@ -182,6 +180,18 @@ int main(int argc, char** argv) {
     const hs_shim_counts& c = *r.shim;
     out["shim"] = calls_json({c.malloc, c.free, c.realloc, c.calloc, c.aligned});
   }
-  std::cout << out.dump() << '\n';
+  // replace: an object path with non-UTF-8 bytes must not abort the report.
+  std::cout << out.dump(-1, ' ', false, Json::error_handler_t::replace) << '\n';
   return r.alloc_failures != 0 || r.verify.total() != 0 ? 4 : 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& e) {
+    std::cerr << "hs-workload: internal error: " << e.what() << '\n';
+    return 70;
+  }
 }

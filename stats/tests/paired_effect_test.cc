@@ -2,8 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
+#include <limits>
 #include <vector>
 
 #include "stats/bootstrap_seed.h"
@@ -13,7 +16,9 @@
 namespace hs = heapscope::stats;
 
 namespace {
-bool same_bits(double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; }
+bool same_bits(double a, double b) {
+  return std::bit_cast<std::uint64_t>(a) == std::bit_cast<std::uint64_t>(b);
+}
 }  // namespace
 
 // Hand-computed: ratios 1.1, 0.9, 1.2 -> median ratio 1.1.
@@ -114,8 +119,9 @@ TEST(PairedEffect, BadValuesAreReportedNotCrashed) {
   const auto mismatch = hs::paired_effect(std::vector<double>{1, 2}, std::vector<double>{1},
                                           hs::Direction::kHigherIsBetter, {});
   EXPECT_FALSE(mismatch.problem.empty());
-  const auto nan = hs::paired_effect(std::vector<double>{1, NAN}, std::vector<double>{1, 1},
-                                     hs::Direction::kHigherIsBetter, {});
+  const auto nan =
+      hs::paired_effect(std::vector<double>{1, std::numeric_limits<double>::quiet_NaN()},
+                        std::vector<double>{1, 1}, hs::Direction::kHigherIsBetter, {});
   EXPECT_FALSE(nan.problem.empty());
 }
 

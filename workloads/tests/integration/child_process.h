@@ -11,7 +11,7 @@
 
 namespace hs_test {
 
-struct ChildResult {
+struct ChildResult {  // NOLINT(bugprone-exception-escape): implicit members of a json holder
   int exit_code = -1;
   std::string out, err;
   nlohmann::json json;  // parsed stdout (null if it was not one JSON line)
@@ -30,11 +30,13 @@ inline ChildResult run_child(const std::vector<std::string>& args,
   std::vector<std::string> argv_s = {HS_WORKLOAD_EXE};
   argv_s.insert(argv_s.end(), args.begin(), args.end());
   std::vector<char*> argv;
+  argv.reserve(argv_s.size() + 1);
   for (auto& a : argv_s) argv.push_back(a.data());
   argv.push_back(nullptr);
   std::vector<std::string> env_s = {"PATH=/usr/bin:/bin"};
   if (!preload.empty()) env_s.push_back("LD_PRELOAD=" + preload);
   std::vector<char*> envp;
+  envp.reserve(env_s.size() + 1);
   for (auto& e : env_s) envp.push_back(e.data());
   envp.push_back(nullptr);
 

@@ -8,7 +8,9 @@
 namespace wl = heapscope::workloads;
 
 namespace {
-void* as_ptr(std::uintptr_t v) { return reinterpret_cast<void*>(v); }
+// Distinct, ordered pointer values without integer-to-pointer casts.
+char tokens[200001];
+void* as_ptr(std::uintptr_t v) { return &tokens[v]; }
 }  // namespace
 
 TEST(SpscRing, FifoAndBounded) {

@@ -142,20 +142,22 @@ void register_rows() {
   static const struct {
     const char* name;
     size_t size;
-  } kPairs[] = {{"pair/16", 16},     {"pair/64", 64},       {"pair/256", 256},
-                {"pair/1KiB", 1024}, {"pair/4KiB", 4096},   {"pair/64KiB", 65536},
+  } kPairs[] = {{"pair/16", 16},       {"pair/64", 64},     {"pair/256", 256},
+                {"pair/1KiB", 1024},   {"pair/4KiB", 4096}, {"pair/64KiB", 65536},
                 {"pair/1MiB", 1 << 20}};
   for (const auto& row : kPairs) {
     const size_t size = row.size;
-    benchmark::RegisterBenchmark(row.name, [size](benchmark::State& s) { bm_pair(s, size); })
-        ->UseRealTime();
+    benchmark::RegisterBenchmark(row.name, [size](benchmark::State& s) {
+      bm_pair(s, size);
+    })->UseRealTime();
   }
   benchmark::RegisterBenchmark("churn/1000x16-512", bm_churn)->UseRealTime();
-  benchmark::RegisterBenchmark("xthread/64", [](benchmark::State& s) { bm_xthread(s, 64, 64); })
-      ->UseRealTime();
-  benchmark::RegisterBenchmark("xthread/16-512",
-                               [](benchmark::State& s) { bm_xthread(s, 16, 512); })
-      ->UseRealTime();
+  benchmark::RegisterBenchmark("xthread/64", [](benchmark::State& s) {
+    bm_xthread(s, 64, 64);
+  })->UseRealTime();
+  benchmark::RegisterBenchmark("xthread/16-512", [](benchmark::State& s) {
+    bm_xthread(s, 16, 512);
+  })->UseRealTime();
   benchmark::RegisterBenchmark("realloc_growth/16-64KiB", bm_realloc_growth)->UseRealTime();
 }
 

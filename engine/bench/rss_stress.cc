@@ -132,7 +132,8 @@ size_t run_rss_stress(const RssStressConfig& config) {
     w.producers_left = &left;
   }
   std::vector<std::thread> threads;
-  for (int i = 1; i < n; ++i) threads.emplace_back([&workers, i] { workers[static_cast<size_t>(i)].run(); });
+  for (int i = 1; i < n; ++i)
+    threads.emplace_back([&workers, i] { workers[static_cast<size_t>(i)].run(); });
   workers[0].run();
   for (auto& t : threads) t.join();
   // A block pushed after its consumer's last drain is still in a ring: free it here.

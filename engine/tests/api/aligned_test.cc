@@ -18,8 +18,8 @@ using hs_test::kKiB;
 using hs_test::kMiB;
 using hs_test::opaque;
 
-constexpr size_t kSizes[] = {0, 1, 8, 15, 16, 17, 100, 1000, 4095, 4096, 4097, 70000,
-                             1 * kMiB + 1, 5 * kMiB};
+constexpr size_t kSizes[] = {0,    1,    8,    15,   16,    17,           100,
+                             1000, 4095, 4096, 4097, 70000, 1 * kMiB + 1, 5 * kMiB};
 
 size_t page_size() { return static_cast<size_t>(sysconf(_SC_PAGESIZE)); }
 

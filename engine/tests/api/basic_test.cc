@@ -119,8 +119,11 @@ TEST(Malloc, FreeSizedFreesTheBlock) {
 }
 
 TEST(Calloc, OverflowFailsWithEnomem) {
-  const size_t cases[][2] = {{SIZE_MAX / 2, 3}, {size_t{1} << 33, size_t{1} << 33},
-                             {SIZE_MAX, SIZE_MAX}, {3, SIZE_MAX / 2}, {SIZE_MAX, 1}};
+  const size_t cases[][2] = {{SIZE_MAX / 2, 3},
+                             {size_t{1} << 33, size_t{1} << 33},
+                             {SIZE_MAX, SIZE_MAX},
+                             {3, SIZE_MAX / 2},
+                             {SIZE_MAX, 1}};
   for (const auto& c : cases) {
     SCOPED_TRACE(testing::Message() << c[0] << " x " << c[1]);
     errno = 0;
@@ -209,9 +212,9 @@ TEST(Realloc, WithinUsableSizeStaysInPlace) {
 TEST(Realloc, GrowingAndShrinkingKeepContents) {
   // Each step moves across small, medium, large and huge blocks and back; the common prefix
   // must survive every step whether the block moved or not.
-  const size_t steps[] = {1,         16,        17,       200,        4096,     4097,
-                          64 * kKiB, 64 * kKiB + 1, 600 * kKiB, 3 * kMiB, 20 * kMiB, 100,
-                          5 * kMiB,  33,        2 * kMiB, 1};
+  const size_t steps[] = {
+      1,          16,       17,        200, 4096,     4097, 64 * kKiB, 64 * kKiB + 1,
+      600 * kKiB, 3 * kMiB, 20 * kMiB, 100, 5 * kMiB, 33,   2 * kMiB,  1};
   void* p = nullptr;
   size_t size = 0;
   uint64_t seed = 1;

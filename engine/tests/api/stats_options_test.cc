@@ -188,7 +188,8 @@ TEST(Stats, PrintWritesTheStatisticsBlock) {
   close(fds[1]);
   std::string out;
   char buf[4096];
-  for (ssize_t n; (n = read(fds[0], buf, sizeof(buf))) > 0;) out.append(buf, static_cast<size_t>(n));
+  for (ssize_t n; (n = read(fds[0], buf, sizeof(buf))) > 0;)
+    out.append(buf, static_cast<size_t>(n));
   close(fds[0]);
   EXPECT_NE(out.find("heapscope stats"), std::string::npos) << out;
   EXPECT_GT(out.size(), 40u);
@@ -219,9 +220,7 @@ TEST(Stats, CollectPurgesFreedMemory) {
   hs_free(p);
 }
 
-TEST(Version, MatchesTheProject) {
-  EXPECT_EQ(hs_version(), HS_TEST_EXPECTED_VERSION);
-}
+TEST(Version, MatchesTheProject) { EXPECT_EQ(hs_version(), HS_TEST_EXPECTED_VERSION); }
 
 // ---- options -------------------------------------------------------------------------------
 
@@ -296,7 +295,8 @@ int run_self(const std::string& filter, const std::vector<std::string>& extra_en
     return -1;
   }
   char buf[4096];
-  for (ssize_t n; (n = read(fds[0], buf, sizeof(buf))) > 0;) output->append(buf, static_cast<size_t>(n));
+  for (ssize_t n; (n = read(fds[0], buf, sizeof(buf))) > 0;)
+    output->append(buf, static_cast<size_t>(n));
   close(fds[0]);
   int status = 0;
   waitpid(pid, &status, 0);
@@ -326,7 +326,8 @@ TEST(Options, EnvironmentVariablesAreRead) {
   EXPECT_EQ(status, 0) << out;
   EXPECT_NE(out.find("[  PASSED  ] 1 test"), std::string::npos) << out;
   EXPECT_NE(out.find("heapscope stats"), std::string::npos)
-      << "HEAPSCOPE_SHOW_STATS=1 prints the statistics at exit:\n" << out;
+      << "HEAPSCOPE_SHOW_STATS=1 prints the statistics at exit:\n"
+      << out;
 }
 
 }  // namespace

@@ -46,7 +46,8 @@ std::vector<Family> families() {
 }
 
 // Sizes that are multiples of 4 so recalloc_x4 requests exactly n.
-constexpr size_t kSteps[] = {100, 1000, 40, 4096, 8, 100 * kKiB, 64, 2 * kMiB, 200, 12, 600 * kKiB, 4};
+constexpr size_t kSteps[] = {100, 1000,     40,  4096, 8,          100 * kKiB,
+                             64,  2 * kMiB, 200, 12,   600 * kKiB, 4};
 
 TEST(Rezero, GrowthReadsZeroFromOldRequestedSize) {
   for (const Family& f : families()) {

@@ -105,13 +105,23 @@ TEST(Override, EveryFormOfNewAndDelete) {
   auto* aligned_nothrow = new (std::nothrow) OverAligned;
   void* raw = ::operator new(1000);
   void* raw_array = ::operator new[](1000);
-  void* raw_aligned = ::operator new(1000, std::align_val_t{4096});
+  void* raw_aligned = ::operator new (1000, std::align_val_t{4096});
   void* raw_aligned_array = ::operator new[](1000, std::align_val_t{1 << 20});
-  void* raw_aligned_nothrow = ::operator new(100, std::align_val_t{512}, std::nothrow);
+  void* raw_aligned_nothrow = ::operator new (100, std::align_val_t{512}, std::nothrow);
   void* raw_aligned_array_nothrow = ::operator new[](100, std::align_val_t{64}, std::nothrow);
-  const void* all[] = {one, many, nothrow_one, nothrow_many, aligned_one, aligned_many,
-                       aligned_nothrow, raw, raw_array, raw_aligned, raw_aligned_array,
-                       raw_aligned_nothrow, raw_aligned_array_nothrow};
+  const void* all[] = {one,
+                       many,
+                       nothrow_one,
+                       nothrow_many,
+                       aligned_one,
+                       aligned_many,
+                       aligned_nothrow,
+                       raw,
+                       raw_array,
+                       raw_aligned,
+                       raw_aligned_array,
+                       raw_aligned_nothrow,
+                       raw_aligned_array_nothrow};
   for (const void* p : all) {
     ASSERT_NE(p, nullptr);
     EXPECT_TRUE(hs_is_in_heap_region(p)) << p;
@@ -132,11 +142,11 @@ TEST(Override, EveryFormOfNewAndDelete) {
   delete aligned_one;
   delete[] aligned_many;
   delete aligned_nothrow;
-  ::operator delete(raw, size_t{1000});                                  // sized
-  ::operator delete[](raw_array, size_t{1000});                          // sized array
-  ::operator delete(raw_aligned, size_t{1000}, std::align_val_t{4096});  // sized aligned
-  ::operator delete[](raw_aligned_array, std::align_val_t{1 << 20});     // aligned array
-  ::operator delete(raw_aligned_nothrow, std::align_val_t{512}, std::nothrow);
+  ::operator delete (raw, size_t{1000});                                  // sized
+  ::operator delete[](raw_array, size_t{1000});                           // sized array
+  ::operator delete (raw_aligned, size_t{1000}, std::align_val_t{4096});  // sized aligned
+  ::operator delete[](raw_aligned_array, std::align_val_t{1 << 20});      // aligned array
+  ::operator delete (raw_aligned_nothrow, std::align_val_t{512}, std::nothrow);
   ::operator delete[](raw_aligned_array_nothrow, std::align_val_t{64}, std::nothrow);
   const hs_stats_t after = stats_now();
   EXPECT_EQ(after.free_count - before.free_count, std::size(all));
@@ -165,8 +175,8 @@ TEST(Override, FailedNewCallsHandlerRetriesThenThrows) {
   std::set_new_handler(counting_handler);
   EXPECT_THROW(
       {
-        void* p = ::operator new(opaque(kHuge), std::align_val_t{64});
-        ::operator delete(p, std::align_val_t{64});
+        void* p = ::operator new (opaque(kHuge), std::align_val_t{64});
+        ::operator delete (p, std::align_val_t{64});
       },
       std::bad_alloc);
   EXPECT_EQ(g_handler_calls, 3);
@@ -183,7 +193,7 @@ TEST(Override, FailingNewWithoutHandlerThrowsAndNothrowReturnsNull) {
       std::bad_alloc);
   EXPECT_EQ(::operator new(opaque(kHuge), std::nothrow), nullptr);
   EXPECT_EQ(::operator new[](opaque(kHuge), std::nothrow), nullptr);
-  EXPECT_EQ(::operator new(opaque(kHuge), std::align_val_t{128}, std::nothrow), nullptr);
+  EXPECT_EQ(::operator new (opaque(kHuge), std::align_val_t{128}, std::nothrow), nullptr);
 }
 
 TEST(Override, HandlerThatThrowsPropagates) {
@@ -202,7 +212,8 @@ TEST(Override, StandardContainersAndThreads) {
   std::vector<std::string> words;
   std::map<int, std::string> index;
   for (int i = 0; i < 20000; ++i) {
-    words.push_back("word number " + std::to_string(i) + std::string(static_cast<size_t>(i % 50), 'x'));
+    words.push_back("word number " + std::to_string(i) +
+                    std::string(static_cast<size_t>(i % 50), 'x'));
     index[i] = words.back();
   }
   EXPECT_TRUE(hs_is_in_heap_region(words.data()));
@@ -231,7 +242,8 @@ TEST(Override, ForkedChildUsesTheAllocator) {
     std::vector<std::string> child;
     for (int i = 0; i < 10000; ++i) child.emplace_back(static_cast<size_t>(i % 300), 'c');
     void* big = std::malloc(8 << 20);
-    const bool ok = big != nullptr && hs_is_in_heap_region(big) && parent[999] == std::string(64, 'p');
+    const bool ok =
+        big != nullptr && hs_is_in_heap_region(big) && parent[999] == std::string(64, 'p');
     std::free(big);
     _exit(ok ? 0 : 1);
   }

@@ -315,8 +315,8 @@ TEST(Fork, ChildAllocatesWhileParentThreadsHoldMemory) {
     ASSERT_EQ(done, pid);
     ASSERT_TRUE(WIFEXITED(status)) << "fork " << i << ": child killed by signal "
                                    << (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
-    ASSERT_EQ(WEXITSTATUS(status), 0) << "fork " << i << ": child failed check "
-                                      << WEXITSTATUS(status);
+    ASSERT_EQ(WEXITSTATUS(status), 0)
+        << "fork " << i << ": child failed check " << WEXITSTATUS(status);
     EXPECT_TRUE(block_ok(inherited)) << "the parent's copy is untouched";
     hs_free(inherited.p);
   }

@@ -34,7 +34,8 @@ TEST(ReturnToOs, RssFallsAfterFreeingALargeLiveSet) {
         hs_test::SplitMix64 rng(500 + static_cast<uint64_t>(t));
         size_t bytes = 0;
         while (bytes < kPerThread) {
-          const size_t n = rng.next() % 4 == 0 ? rng.range(1 * kKiB, 64 * kKiB) : rng.range(16, 1024);
+          const size_t n =
+              rng.next() % 4 == 0 ? rng.range(1 * kKiB, 64 * kKiB) : rng.range(16, 1024);
           void* p = hs_malloc(n);
           if (p == nullptr) std::abort();
           std::memset(p, 0x42, n);

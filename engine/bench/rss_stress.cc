@@ -120,6 +120,7 @@ struct Worker {
 size_t run_rss_stress(const RssStressConfig& config) {
   const int n = config.threads < 1 ? 1 : config.threads;
   std::vector<std::unique_ptr<Ring>> rings;
+  rings.reserve(static_cast<size_t>(n));
   for (int i = 0; i < n; ++i) rings.push_back(std::make_unique<Ring>());
   std::atomic<int> left{n};
   std::vector<Worker> workers(static_cast<size_t>(n));

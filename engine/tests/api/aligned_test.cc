@@ -104,7 +104,8 @@ TEST(Aligned, ReallocAlignedInvalidAlignmentKeepsBlock) {
 }
 
 TEST(PosixMemalign, InvalidAlignmentReturnsEinvalWithoutTouchingOut) {
-  void* const sentinel = reinterpret_cast<void*>(uintptr_t{0x5a5a5a5a});
+  void* const sentinel =
+      reinterpret_cast<void*>(uintptr_t{0x5a5a5a5a});  // NOLINT(performance-no-int-to-ptr)
   for (size_t align : {size_t{0}, size_t{1}, size_t{2}, size_t{4}, size_t{3}, size_t{24},
                        size_t{12}, size_t{4097}}) {
     SCOPED_TRACE(testing::Message() << "align " << align);
@@ -123,7 +124,8 @@ TEST(PosixMemalign, ValidAlignmentsAndEnomem) {
     EXPECT_GE(hs_usable_size(out), 100u);
     hs_free(out);
   }
-  void* const sentinel = reinterpret_cast<void*>(uintptr_t{0x5a5a5a5a});
+  void* const sentinel =
+      reinterpret_cast<void*>(uintptr_t{0x5a5a5a5a});  // NOLINT(performance-no-int-to-ptr)
   void* out = sentinel;
   EXPECT_EQ(hs_posix_memalign(&out, 64, opaque(SIZE_MAX)), ENOMEM);
   EXPECT_EQ(out, sentinel);

@@ -262,6 +262,7 @@ TEST(Malloc, UsableSizeOfInteriorBlocksIsStable) {
   ASSERT_NE(p, nullptr);
   const size_t u = hs_usable_size(p);
   std::vector<void*> noise;
+  noise.reserve(1000);
   for (int i = 0; i < 1000; ++i) noise.push_back(hs_malloc(static_cast<size_t>(i) % 900 + 1));
   for (void* x : noise) hs_free(x);
   EXPECT_EQ(hs_usable_size(p), u);

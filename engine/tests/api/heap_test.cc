@@ -265,6 +265,7 @@ TEST(Region, ForeignPointersAreOutside) {
   EXPECT_FALSE(hs_is_in_heap_region(nullptr));
   for (uintptr_t v : {uintptr_t{1}, uintptr_t{4096}, uintptr_t{0x7fffffffffff},
                       uintptr_t{0x800000000000}, uintptr_t{0xffff800000000000}, UINTPTR_MAX}) {
+    // NOLINTNEXTLINE(performance-no-int-to-ptr): arbitrary addresses are the point
     EXPECT_FALSE(hs_is_in_heap_region(reinterpret_cast<const void*>(v))) << std::hex << v;
   }
   std::free(big_from_glibc);

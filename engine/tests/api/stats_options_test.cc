@@ -274,6 +274,7 @@ int run_self(const std::string& filter, const std::vector<std::string>& extra_en
     if (std::strncmp(*e, "HEAPSCOPE_", 10) != 0) env_strings.emplace_back(*e);
   }
   std::vector<char*> envp;
+  envp.reserve(env_strings.size() + 1);
   for (auto& s : env_strings) envp.push_back(s.data());
   envp.push_back(nullptr);
   std::string self = "/proc/self/exe";

@@ -68,7 +68,8 @@ TEST(Override, CLibrarySemanticsAndErrno) {
   errno = 0;
   EXPECT_EQ(aligned_alloc(opaque(size_t{3}), 16), nullptr);
   EXPECT_EQ(errno, EINVAL);
-  void* const sentinel = reinterpret_cast<void*>(uintptr_t{0x1234});
+  void* const sentinel =
+      reinterpret_cast<void*>(uintptr_t{0x1234});  // NOLINT(performance-no-int-to-ptr)
   void* out = sentinel;
   EXPECT_EQ(posix_memalign(&out, opaque(size_t{4}), 16), EINVAL);
   EXPECT_EQ(out, sentinel);
@@ -240,6 +241,7 @@ TEST(Override, ForkedChildUsesTheAllocator) {
   if (pid == 0) {
     alarm(20);
     std::vector<std::string> child;
+    child.reserve(10000);
     for (int i = 0; i < 10000; ++i) child.emplace_back(static_cast<size_t>(i % 300), 'c');
     void* big = std::malloc(8 << 20);
     const bool ok =

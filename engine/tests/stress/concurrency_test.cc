@@ -254,6 +254,7 @@ TEST(Fork, ChildAllocatesWhileParentThreadsHoldMemory) {
   std::atomic<bool> stop{false};
   std::atomic<uint64_t> bad{0};
   std::vector<std::thread> busy;
+  busy.reserve(kBusy);
   for (int t = 0; t < kBusy; ++t) {
     busy.emplace_back([&, t] {
       SplitMix64 rng(77 + static_cast<uint64_t>(t));

@@ -29,6 +29,7 @@ TEST(ReturnToOs, RssFallsAfterFreeingALargeLiveSet) {
   // Allocate on four threads (small and medium blocks, every page touched) ...
   {
     std::vector<std::thread> threads;
+    threads.reserve(kThreads);
     for (int t = 0; t < kThreads; ++t) {
       threads.emplace_back([&blocks, t] {
         hs_test::SplitMix64 rng(500 + static_cast<uint64_t>(t));
@@ -53,6 +54,7 @@ TEST(ReturnToOs, RssFallsAfterFreeingALargeLiveSet) {
   // thread t for even t, by thread t+2 for odd t: a permutation).
   {
     std::vector<std::thread> threads;
+    threads.reserve(kThreads);
     for (int t = 0; t < kThreads; ++t) {
       threads.emplace_back([&blocks, t] {
         for (void* p : blocks[static_cast<size_t>(t % 2 == 0 ? t : (t + 2) % kThreads)]) hs_free(p);

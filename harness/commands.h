@@ -21,5 +21,8 @@ inline constexpr int kExitUsage = 2;    // bad arguments or an unknown name
 
 void add_allocators_command(CLI::App& app, CommandAction& run);  // cmd_allocators.cc
 void add_probe_command(CLI::App& app, CommandAction& run);       // cmd_probe.cc
+void add_run_command(CLI::App& app, CommandAction& run);         // cmd_run.cc
+void add_report_command(CLI::App& app, CommandAction& run);      // cmd_report.cc
+void add_reproduce_command(CLI::App& app, CommandAction& run);   // cmd_reproduce.cc
 
 }  // namespace heapscope::harness

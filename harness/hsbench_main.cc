@@ -33,6 +33,9 @@ int hsbench_main(int argc, char** argv) {
   CommandAction run;
   add_allocators_command(app, run);
   add_probe_command(app, run);
+  add_run_command(app, run);
+  add_report_command(app, run);
+  add_reproduce_command(app, run);
 
   if (is_unknown_subcommand(app, argc, argv)) return kExitUsage;
   try {

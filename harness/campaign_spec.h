@@ -1,0 +1,58 @@
+// What a campaign is (spec harness.md §3): workloads × thread points × allocators × blocks,
+// plus how samples are sized (calibration target or a fixed op count) and guarded (watchdog).
+// Built-in campaigns `quick` and `headline`, or a JSON file; command-line flags override.
+//
+// JSON form (also embedded in every raw run, so a run is self-describing):
+//   {"name": "quick", "workloads": [...], "threads": [1, 2], "allocators": [] (= all),
+//    "user_allocators": ["NAME=PATH"], "blocks": 5, "seed": 123, "baseline": "",
+//    "target_seconds": [0.1, 0.3], "ops": 0 (= calibrate), "calibration_start_ops": 200000,
+//    "timeout_seconds": 60, "verify": false}
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace heapscope::harness {
+
+// A user error in a campaign (unknown name, bad value, unreadable file).
+class CampaignError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct CampaignSpec {
+  std::string name;
+  std::vector<std::string> workloads;
+  std::vector<unsigned> threads;
+  std::vector<std::string> allocators;       // ids; empty = every available allocator
+  std::vector<std::string> user_allocators;  // "NAME=PATH" additions to the registry
+  unsigned blocks = 5;
+  std::optional<std::uint64_t> seed;  // unset: a fresh 64-bit seed, recorded in the run
+  std::string baseline;               // empty: mimalloc when available, else glibc
+  double target_min_seconds = 0.1;    // calibration accepts a sample time in [min, max]
+  double target_max_seconds = 0.3;
+  std::uint64_t fixed_ops = 0;  // > 0: every cell uses this op count, no calibration
+  std::uint64_t calibration_start_ops = 200'000;
+  double timeout_seconds = 60;  // watchdog per child
+  bool verify = false;          // pass --verify to every child (untimed content checks)
+};
+
+// "quick": the README's main job (4 workloads, threads 1 and 2, 5 blocks, ~0.2 s samples).
+// "headline": every workload, threads 1, 2, 4, 8, 20 blocks, 0.5–2 s samples. The percentile
+// bootstrap of a median covers ~92–94% at 15–21 blocks (stats/README.md), hence 20, not 15.
+std::optional<CampaignSpec> builtin_campaign(const std::string& name);
+
+// A built-in name or a path to a JSON file. Throws CampaignError.
+CampaignSpec load_campaign(const std::string& name_or_path);
+
+nlohmann::ordered_json campaign_to_json(const CampaignSpec& spec);
+CampaignSpec campaign_from_json(const nlohmann::ordered_json& j);  // throws CampaignError
+
+// Structural checks (non-empty lists, blocks >= 1, positive times); throws CampaignError.
+void validate_campaign(const CampaignSpec& spec);
+
+}  // namespace heapscope::harness

@@ -24,5 +24,8 @@ void add_probe_command(CLI::App& app, CommandAction& run);       // cmd_probe.cc
 void add_run_command(CLI::App& app, CommandAction& run);         // cmd_run.cc
 void add_report_command(CLI::App& app, CommandAction& run);      // cmd_report.cc
 void add_reproduce_command(CLI::App& app, CommandAction& run);   // cmd_reproduce.cc
+void add_plan_command(CLI::App& app, CommandAction& run);        // cmd_plan.cc
+void add_run_block_command(CLI::App& app, CommandAction& run);   // cmd_run_block.cc
+void add_merge_command(CLI::App& app, CommandAction& run);       // cmd_merge.cc
 
 }  // namespace heapscope::harness

@@ -36,6 +36,9 @@ int hsbench_main(int argc, char** argv) {
   add_run_command(app, run);
   add_report_command(app, run);
   add_reproduce_command(app, run);
+  add_plan_command(app, run);
+  add_run_block_command(app, run);
+  add_merge_command(app, run);
 
   if (is_unknown_subcommand(app, argc, argv)) return kExitUsage;
   try {

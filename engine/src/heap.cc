@@ -113,6 +113,16 @@ static Page* page_fresh(Heap* heap, size_t bin) {
 }
 
 static Page* find_page(Heap* heap, size_t bin) {
+  // Sizes above the direct table land here on every call: serve them straight from the
+  // queue's first page when it has a block, before any housekeeping.
+  Page* first = heap->queues[bin].first;
+  if (first != nullptr) {
+    if (first->free == nullptr) {  // the owner's own frees are ready without collection
+      first->free = first->local_free;
+      first->local_free = nullptr;
+    }
+    if (first->free != nullptr) return first;
+  }
   if (heap->remote_hint.load(std::memory_order_relaxed) &&
       heap->remote_hint.exchange(false, std::memory_order_acquire)) {
     heap_collect_full(heap);

@@ -66,7 +66,8 @@ Json merge_results(const std::vector<Json>& results, const std::vector<std::stri
   for (const Json& w : campaign["workloads"]) {
     workload_rank.emplace(w.get<std::string>(), workload_rank.size());
   }
-  for (const Json& t : campaign["threads"]) thread_rank.emplace(t.get<unsigned>(), thread_rank.size());
+  for (const Json& t : campaign["threads"])
+    thread_rank.emplace(t.get<unsigned>(), thread_rank.size());
   auto cell_rank = [&](const Json& x) {
     return std::make_tuple(x["block"].get<std::uint64_t>(),
                            workload_rank[x["workload"].get<std::string>()],

@@ -21,8 +21,7 @@ inline constexpr const char* kBlockOrderMethod = "shuffled-latin-square-v1";
 
 // orders[b][p] = index of the allocator at position p of block b.
 std::vector<std::vector<std::size_t>> balanced_block_orders(std::size_t allocators,
-                                                            std::size_t blocks,
-                                                            std::uint64_t seed);
+                                                            std::size_t blocks, std::uint64_t seed);
 
 // The seed for one cell's orders: mixes the campaign seed with "<workload>/<threads>".
 std::uint64_t block_order_seed(std::uint64_t campaign_seed, const std::string& workload,

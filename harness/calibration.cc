@@ -29,7 +29,7 @@ Json calibrate_cell(const ResolvedCampaign& c, const std::string& workload, unsi
   Json attempts = Json::array();
   rec["status"] = "unconverged";
   for (int k = 0; k < kCalibrationAttempts; ++k) {
-    SampleRequest req{c.program, workload, threads, ops, c.seed, kCalibrationBlock + k,
+    SampleRequest req{c.program,    workload, threads, ops, c.seed, kCalibrationBlock + k,
                       c.spec.verify};
     const auto argv = sample_argv(req, *base);
     const SampleOutcome o = run_sample(argv, sample_env(*base), c.spec.timeout_seconds);
@@ -57,8 +57,8 @@ Json calibrate_cell(const ResolvedCampaign& c, const std::string& workload, unsi
     ops = next;
   }
   rec["attempts"] = attempts;
-  std::fprintf(stderr, "hsbench: calibrated %s t=%u on %s: %s, ops %s\n", workload.c_str(),
-               threads, c.baseline.c_str(), rec["status"].get<std::string>().c_str(),
+  std::fprintf(stderr, "hsbench: calibrated %s t=%u on %s: %s, ops %s\n", workload.c_str(), threads,
+               c.baseline.c_str(), rec["status"].get<std::string>().c_str(),
                rec.contains("ops") ? rec["ops"].dump().c_str() : "-");
   return rec;
 }

@@ -17,8 +17,7 @@ volatile std::sig_atomic_t g_interrupted = 0;
 void on_signal(int /*sig*/) { g_interrupted = 1; }
 
 double now_seconds() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
 // Installs the interrupt handlers for its lifetime.
@@ -131,13 +130,19 @@ ExecuteResult execute_samples(const ResolvedCampaign& c, Json& raw, RawRunWriter
       if (done.contains(id)) continue;
       if (g_interrupted) break;
 
-      Json sample{{"id", id},        {"workload", w},      {"threads", t},
-                  {"block", b},      {"position", pos},    {"allocator", alloc_id},
-                  {"argv", Json::array()}, {"env", Json::array()},
-                  {"seeds", {{"campaign", c.seed}, {"block", b}}}, {"host", host}};
+      Json sample{{"id", id},
+                  {"workload", w},
+                  {"threads", t},
+                  {"block", b},
+                  {"position", pos},
+                  {"allocator", alloc_id},
+                  {"argv", Json::array()},
+                  {"env", Json::array()},
+                  {"seeds", {{"campaign", c.seed}, {"block", b}}},
+                  {"host", host}};
       const AllocatorInfo* info = c.allocator(alloc_id);
-      const bool calibrated = cal != nullptr && cal->contains("ops") &&
-                              (*cal)["status"] != "failed";
+      const bool calibrated =
+          cal != nullptr && cal->contains("ops") && (*cal)["status"] != "failed";
       if (info == nullptr || !info->available) {
         sample = failed_sample(sample, "allocator-unavailable",
                                info == nullptr ? "not in this host's registry" : info->reason);
@@ -145,7 +150,7 @@ ExecuteResult execute_samples(const ResolvedCampaign& c, Json& raw, RawRunWriter
         sample = failed_sample(sample, "calibration-failed",
                                cal != nullptr ? cal->value("reason", "") : "no calibration");
       } else {
-        SampleRequest req{c.program, w, t, (*cal)["ops"].get<std::uint64_t>(), c.seed, b,
+        SampleRequest req{c.program,    w, t, (*cal)["ops"].get<std::uint64_t>(), c.seed, b,
                           c.spec.verify};
         const auto argv = sample_argv(req, *info);
         const auto env = sample_env(*info);
@@ -169,12 +174,13 @@ ExecuteResult execute_samples(const ResolvedCampaign& c, Json& raw, RawRunWriter
                          static_cast<double>(todo - std::min(todo, result.ran));
       const std::string what =
           ok ? std::to_string(sample["measurement"]["ops_per_sec"].get<double>() / 1e6)
-                       .substr(0, 6) + " Mops/s"
+                       .substr(0, 6) +
+                   " Mops/s"
              : "FAILED " + sample["failure"]["kind"].get<std::string>() + ": " +
                    sample["failure"]["reason"].get<std::string>();
-      std::fprintf(stderr, "[%zu/%zu] %s t=%u block %llu #%zu %-14s %s | ETA %s\n",
-                   done.size(), total, w.c_str(), t, static_cast<unsigned long long>(b), pos,
-                   alloc_id.c_str(), what.c_str(), format_duration(eta).c_str());
+      std::fprintf(stderr, "[%zu/%zu] %s t=%u block %llu #%zu %-14s %s | ETA %s\n", done.size(),
+                   total, w.c_str(), t, static_cast<unsigned long long>(b), pos, alloc_id.c_str(),
+                   what.c_str(), format_duration(eta).c_str());
       writer.maybe_save(raw);
     }
     if (g_interrupted) break;

@@ -33,7 +33,8 @@ ResolvedCampaign resolve_campaign(CampaignSpec spec);
 Json new_raw_run(const ResolvedCampaign& campaign);
 
 // Throws RawRunError when `raw` was made from a different campaign or allocator library.
-void check_same_campaign(const Json& raw, const ResolvedCampaign& campaign, const std::string& path);
+void check_same_campaign(const Json& raw, const ResolvedCampaign& campaign,
+                         const std::string& path);
 
 std::string hex64(std::uint64_t v);
 

@@ -15,7 +15,8 @@ T get_or(const Json& j, const char* key, T fallback) {
   try {
     return j.at(key).get<T>();
   } catch (const nlohmann::json::exception& e) {
-    throw CampaignError(std::string("campaign field '") + key + "' has the wrong type: " + e.what());
+    throw CampaignError(std::string("campaign field '") + key +
+                        "' has the wrong type: " + e.what());
   }
 }
 
@@ -34,9 +35,9 @@ std::optional<CampaignSpec> builtin_campaign(const std::string& name) {
     return spec;
   }
   if (name == "headline") {
-    spec.workloads = {"tiny-hot",          "general-mix", "large-buffers", "cross-thread",
-                      "long-lived",        "producer-consumer", "sawtooth", "thread-churn",
-                      "aligned",           "calloc"};
+    spec.workloads = {
+        "tiny-hot",          "general-mix", "large-buffers", "cross-thread", "long-lived",
+        "producer-consumer", "sawtooth",    "thread-churn",  "aligned",      "calloc"};
     spec.threads = {1, 2, 4, 8};
     spec.blocks = 20;
     spec.target_min_seconds = 0.5;
@@ -67,10 +68,20 @@ Json campaign_to_json(const CampaignSpec& spec) {
 
 CampaignSpec campaign_from_json(const Json& j) {
   if (!j.is_object()) throw CampaignError("a campaign must be a JSON object");
-  static const std::set<std::string> known = {
-      "name",     "workloads",      "threads", "allocators",           "user_allocators",
-      "blocks",   "seed",           "baseline", "target_seconds",      "ops",
-      "calibration_start_ops", "timeout_seconds", "verify", "description"};
+  static const std::set<std::string> known = {"name",
+                                              "workloads",
+                                              "threads",
+                                              "allocators",
+                                              "user_allocators",
+                                              "blocks",
+                                              "seed",
+                                              "baseline",
+                                              "target_seconds",
+                                              "ops",
+                                              "calibration_start_ops",
+                                              "timeout_seconds",
+                                              "verify",
+                                              "description"};
   for (const auto& item : j.items()) {
     if (!known.contains(item.key())) {
       throw CampaignError("unknown campaign field '" + item.key() + "'");
@@ -83,7 +94,8 @@ CampaignSpec campaign_from_json(const Json& j) {
   spec.allocators = get_or<std::vector<std::string>>(j, "allocators", {});
   spec.user_allocators = get_or<std::vector<std::string>>(j, "user_allocators", {});
   spec.blocks = get_or<unsigned>(j, "blocks", spec.blocks);
-  if (j.contains("seed") && !j.at("seed").is_null()) spec.seed = get_or<std::uint64_t>(j, "seed", 0);
+  if (j.contains("seed") && !j.at("seed").is_null())
+    spec.seed = get_or<std::uint64_t>(j, "seed", 0);
   spec.baseline = get_or<std::string>(j, "baseline", "");
   const auto target = get_or<std::vector<double>>(
       j, "target_seconds", {spec.target_min_seconds, spec.target_max_seconds});
@@ -121,7 +133,8 @@ void validate_campaign(const CampaignSpec& spec) {
   if (spec.workloads.empty()) throw CampaignError("the campaign lists no workloads");
   if (spec.threads.empty()) throw CampaignError("the campaign lists no thread points");
   for (unsigned t : spec.threads) {
-    if (t == 0 || t > 256) throw CampaignError("thread point " + std::to_string(t) + " out of range");
+    if (t == 0 || t > 256)
+      throw CampaignError("thread point " + std::to_string(t) + " out of range");
   }
   if (spec.blocks == 0) throw CampaignError("a campaign needs at least one block");
   if (!(spec.target_min_seconds > 0) || spec.target_max_seconds < spec.target_min_seconds) {

@@ -48,7 +48,9 @@ CampaignSpec campaign_from_options(const RunOptions& o) {
 }
 
 int run_campaign(const RunOptions& o) {
-  const std::string out = o.out.empty() ? "hsbench-" + std::filesystem::path(o.campaign).stem().string() + ".raw.json" : o.out;
+  const std::string out =
+      o.out.empty() ? "hsbench-" + std::filesystem::path(o.campaign).stem().string() + ".raw.json"
+                    : o.out;
   std::error_code ec;
   const bool exists = std::filesystem::exists(out, ec);
   Json raw;
@@ -128,10 +130,12 @@ void add_run_command(CLI::App& app, CommandAction& run) {
   shaping.push_back(cmd->add_option("--allocator", o->user_allocators,
                                     "Add an allocator from a shared library (repeatable)")
                         ->type_name("NAME=PATH"));
-  shaping.push_back(
-      cmd->add_option("--workloads", o->workloads, "Workloads")->delimiter(',')->type_name("W,..."));
-  shaping.push_back(
-      cmd->add_option("--threads", o->threads, "Thread points")->delimiter(',')->type_name("N,..."));
+  shaping.push_back(cmd->add_option("--workloads", o->workloads, "Workloads")
+                        ->delimiter(',')
+                        ->type_name("W,..."));
+  shaping.push_back(cmd->add_option("--threads", o->threads, "Thread points")
+                        ->delimiter(',')
+                        ->type_name("N,..."));
   shaping.push_back(cmd->add_option("--blocks", o->blocks, "Blocks per cell"));
   shaping.push_back(cmd->add_option("--seed", o->seed, "Campaign seed (default: fresh, recorded)"));
   shaping.push_back(cmd->add_option("--ops", o->ops, "Fixed ops per sample (skips calibration)"));

@@ -12,8 +12,7 @@ namespace heapscope::harness {
 
 std::string sample_id(const std::string& workload, unsigned threads, std::uint64_t block,
                       const std::string& allocator) {
-  return workload + "/t" + std::to_string(threads) + "/b" + std::to_string(block) + "/" +
-         allocator;
+  return workload + "/t" + std::to_string(threads) + "/b" + std::to_string(block) + "/" + allocator;
 }
 
 Json load_json_file(const std::string& path) {
@@ -30,7 +29,9 @@ Json load_json_file(const std::string& path) {
 
 Json load_raw_run(const std::string& path) {
   Json j = load_json_file(path);
-  auto fail = [&](const std::string& what) { throw RawRunError(path + ": not a raw run: " + what); };
+  auto fail = [&](const std::string& what) {
+    throw RawRunError(path + ": not a raw run: " + what);
+  };
   if (!j.is_object()) fail("the top level is not an object");
   if (!j.contains("schema") || j["schema"] != kRawRunSchema) {
     fail(std::string("missing or wrong \"schema\" (expected \"") + kRawRunSchema + "\")");
@@ -51,11 +52,12 @@ Json load_raw_run(const std::string& path) {
   for (const Json& s : j["samples"]) {
     const std::string where = "sample #" + std::to_string(index++);
     if (!s.is_object()) fail(where + " is not an object");
-    for (const char* key : {"id", "workload", "threads", "block", "allocator", "argv", "env",
-                            "status"}) {
+    for (const char* key :
+         {"id", "workload", "threads", "block", "allocator", "argv", "env", "status"}) {
       if (!s.contains(key)) fail(where + " has no \"" + key + "\"");
     }
-    if (s["status"] == "ok" && !s.contains("measurement")) fail(where + " is ok but has no measurement");
+    if (s["status"] == "ok" && !s.contains("measurement"))
+      fail(where + " is ok but has no measurement");
   }
   return j;
 }

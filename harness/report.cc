@@ -32,9 +32,12 @@ struct Cell {
 Json number_or_null(double v) { return std::isfinite(v) ? Json(v) : Json(); }
 
 Json summary_json(const stats::Summary& s) {
-  return {{"median", number_or_null(s.median)}, {"q1", number_or_null(s.q1)},
-          {"q3", number_or_null(s.q3)},         {"iqr", number_or_null(s.iqr)},
-          {"min", number_or_null(s.min)},       {"max", number_or_null(s.max)},
+  return {{"median", number_or_null(s.median)},
+          {"q1", number_or_null(s.q1)},
+          {"q3", number_or_null(s.q3)},
+          {"iqr", number_or_null(s.iqr)},
+          {"min", number_or_null(s.min)},
+          {"max", number_or_null(s.max)},
           {"relative_iqr", number_or_null(s.relative_iqr)}};
 }
 
@@ -53,8 +56,8 @@ Json effect_json(const Cell& cell, const std::string& cand, const std::string& b
       }
     }
   }
-  const std::string key = cell.workload + "/" + std::to_string(cell.threads) + "/ops_per_sec/" +
-                          cand + "/" + base;
+  const std::string key =
+      cell.workload + "/" + std::to_string(cell.threads) + "/ops_per_sec/" + cand + "/" + base;
   stats::BootstrapConfig config;
   config.seed = stats::bootstrap_seed(seed, key);
   const stats::PairedEffect e =
@@ -177,9 +180,8 @@ Json summarize_raw_run(const Json& raw, const std::string& baseline_override) {
               {"confidence", 0.95},
               {"complete", raw.value("complete", false)},
               {"hosts", raw.contains("hosts") ? raw["hosts"] : Json::array()},
-              {"samples", {{"total", raw["samples"].size()},
-                           {"ok", ok_count},
-                           {"failed", failures.size()}}},
+              {"samples",
+               {{"total", raw["samples"].size()}, {"ok", ok_count}, {"failed", failures.size()}}},
               {"cells", cells_json},
               {"failures", failures},
               {"unavailable_allocators", unavailable}};
@@ -194,15 +196,15 @@ void print_report(std::ostream& out, const Json& summary) {
     return std::string(buf);
   };
   char line[512];
-  std::snprintf(line, sizeof line, "%-24s %-14s %3s %12s %10s %-28s %7s %9s\n", "cell",
-                "allocator", "n", "Mops/s med", "IQR", ("effect vs " + baseline + " [95% CI]").c_str(),
-                "MDE", "RSS MiB");
+  std::snprintf(line, sizeof line, "%-24s %-14s %3s %12s %10s %-28s %7s %9s\n", "cell", "allocator",
+                "n", "Mops/s med", "IQR", ("effect vs " + baseline + " [95% CI]").c_str(), "MDE",
+                "RSS MiB");
   out << "campaign " << summary["campaign"].get<std::string>() << ", seed "
-      << summary["seed"].get<std::uint64_t>() << "; effect > 1 = faster than " << baseline
-      << "\n" << line;
+      << summary["seed"].get<std::uint64_t>() << "; effect > 1 = faster than " << baseline << "\n"
+      << line;
   for (const Json& cell : summary["cells"]) {
-    const std::string name =
-        cell["workload"].get<std::string>() + " t=" + std::to_string(cell["threads"].get<unsigned>());
+    const std::string name = cell["workload"].get<std::string>() +
+                             " t=" + std::to_string(cell["threads"].get<unsigned>());
     for (const Json& row : cell["allocators"]) {
       std::string effect = "(baseline)";
       std::string mde = "";
@@ -225,8 +227,8 @@ void print_report(std::ostream& out, const Json& summary) {
       std::snprintf(line, sizeof line, "%-24s %-14s %3s %12s %10s %-28s %7s %9s\n", name.c_str(),
                     row["allocator"].get<std::string>().c_str(), n,
                     num(row["ops_per_sec"]["median"], 3, 1e-6).c_str(),
-                    num(row["ops_per_sec"]["iqr"], 3, 1e-6).c_str(), effect.c_str(),
-                    mde.c_str(), num(row["peak_rss_bytes"]["median"], 1, 1.0 / 1048576).c_str());
+                    num(row["ops_per_sec"]["iqr"], 3, 1e-6).c_str(), effect.c_str(), mde.c_str(),
+                    num(row["peak_rss_bytes"]["median"], 1, 1.0 / 1048576).c_str());
       out << line;
     }
     if (!cell["digest_mismatches"].empty()) {
@@ -241,8 +243,8 @@ void print_report(std::ostream& out, const Json& summary) {
         << "\n";
   }
   for (const Json& f : summary["failures"]) {
-    out << "failed: " << f["id"].get<std::string>() << ": " << f["kind"].get<std::string>()
-        << ": " << f["reason"].get<std::string>() << "\n";
+    out << "failed: " << f["id"].get<std::string>() << ": " << f["kind"].get<std::string>() << ": "
+        << f["reason"].get<std::string>() << "\n";
   }
 }
 

@@ -52,12 +52,19 @@ std::string measurement_problem(const nlohmann::ordered_json& m) {
 }  // namespace
 
 std::vector<std::string> sample_argv(const SampleRequest& r, const AllocatorInfo& allocator) {
-  std::vector<std::string> argv{r.program,           "--workload",         r.workload,
-                                "--threads",         std::to_string(r.threads),
-                                "--ops",             std::to_string(r.ops),
-                                "--seed",            std::to_string(r.seed),
-                                "--block",           std::to_string(r.block),
-                                "--expect-allocator", allocator.resolved_path};
+  std::vector<std::string> argv{r.program,
+                                "--workload",
+                                r.workload,
+                                "--threads",
+                                std::to_string(r.threads),
+                                "--ops",
+                                std::to_string(r.ops),
+                                "--seed",
+                                std::to_string(r.seed),
+                                "--block",
+                                std::to_string(r.block),
+                                "--expect-allocator",
+                                allocator.resolved_path};
   if (r.verify) argv.emplace_back("--verify");
   return argv;
 }
@@ -88,8 +95,8 @@ SampleOutcome run_sample(const std::vector<std::string>& argv, const std::vector
     o.reason = r.error;
   } else if (r.timed_out) {
     o.kind = "timeout";
-    o.reason = "no result within the " + std::to_string(timeout_seconds) +
-               " s watchdog; child killed";
+    o.reason =
+        "no result within the " + std::to_string(timeout_seconds) + " s watchdog; child killed";
   } else if (r.term_signal != 0) {
     o.kind = "signal";
     o.reason = std::string("child died with signal ") + std::to_string(r.term_signal) + " (" +

@@ -31,8 +31,8 @@ std::vector<std::string> sample_env(const AllocatorInfo& allocator);
 
 struct SampleOutcome {
   bool ok = false;
-  std::string kind;    // failure kind (see above); empty when ok
-  std::string reason;  // one line for humans
+  std::string kind;                    // failure kind (see above); empty when ok
+  std::string reason;                  // one line for humans
   nlohmann::ordered_json measurement;  // the child's JSON line, when it printed one
   double wall_seconds = 0;             // spawn to reap, as seen by the parent
   int exit_code = -1;

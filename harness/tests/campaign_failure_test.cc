@@ -1,0 +1,206 @@
+// Failure handling: crashing, hanging and wrong-allocator children, allocators that are not
+// available, corrupt raw runs, unknown names, and resume after the run itself was killed.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+
+#include <chrono>
+#include <filesystem>
+#include <thread>
+
+#include "campaign_test_util.h"
+#include "sample_runner.h"
+
+extern char** environ;
+
+namespace heapscope::harness::testing {
+namespace {
+
+std::string libc_dir() { return std::filesystem::path(HS_LIBC).parent_path().string(); }
+
+const nlohmann::json* sample(const nlohmann::json& raw, const std::string& id) {
+  for (const auto& s : raw["samples"]) {
+    if (s["id"] == id) return &s;
+  }
+  return nullptr;
+}
+
+TEST(CampaignFailures, CrashAndHangAreRecordedAndTheCampaignGoesOn) {
+  ScratchDir dir("crash");
+  const CommandResult r = hsbench({"run",
+                                   "--allocators",
+                                   "glibc,crash,hang",
+                                   "--allocator",
+                                   std::string("crash=") + HS_CRASH_SHIM,
+                                   "--allocator",
+                                   std::string("hang=") + HS_HANG_SHIM,
+                                   "--workloads",
+                                   "tiny-hot",
+                                   "--threads",
+                                   "1",
+                                   "--blocks",
+                                   "2",
+                                   "--ops",
+                                   "20000",
+                                   "--seed",
+                                   "3",
+                                   "--timeout",
+                                   "1.5",
+                                   "--out",
+                                   dir / "raw.json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto raw = read_json(dir / "raw.json");
+  ASSERT_EQ(raw["samples"].size(), 6u);
+  EXPECT_EQ(raw["complete"], true);
+  for (int b = 0; b < 2; ++b) {
+    const std::string blk = "tiny-hot/t1/b" + std::to_string(b) + "/";
+    const auto* glibc = sample(raw, blk + "glibc");
+    const auto* crash = sample(raw, blk + "crash");
+    const auto* hang = sample(raw, blk + "hang");
+    ASSERT_TRUE(glibc && crash && hang);
+    EXPECT_EQ((*glibc)["status"], "ok");
+    EXPECT_EQ((*crash)["status"], "failed");
+    EXPECT_EQ((*crash)["failure"]["kind"], "signal");
+    EXPECT_EQ((*crash)["failure"]["signal"], SIGABRT);
+    EXPECT_EQ((*hang)["failure"]["kind"], "timeout");
+    EXPECT_LT((*hang)["wall_seconds"].get<double>(), 5.0);
+  }
+  const CommandResult rep = hsbench({"report", dir / "raw.json"});
+  ASSERT_EQ(rep.exit_code, 0) << rep.err;
+  EXPECT_TRUE(contains(rep.out, "failed: tiny-hot/t1/b0/crash: signal")) << rep.out;
+  EXPECT_TRUE(contains(rep.out, "failed: tiny-hot/t1/b1/hang: timeout")) << rep.out;
+  // Reproducing a failed sample fails too, with the reason.
+  const CommandResult rp = hsbench({"reproduce", dir / "raw.json", "tiny-hot/t1/b0/crash"});
+  EXPECT_EQ(rp.exit_code, 1);
+  EXPECT_TRUE(contains(rp.err, "signal")) << rp.err;
+}
+
+TEST(CampaignFailures, ChildOnTheWrongAllocatorIsRefused) {
+  // The child runs on glibc but is told to expect another library.
+  const SampleOutcome o = run_sample({HS_WORKLOAD_EXE, "--workload", "tiny-hot", "--ops", "1000",
+                                      "--expect-allocator", HS_SLOW_SHIM},
+                                     {"PATH=/usr/bin:/bin"}, 10);
+  EXPECT_FALSE(o.ok);
+  EXPECT_EQ(o.kind, "allocator-mismatch");
+  EXPECT_TRUE(contains(o.reason, "not on the expected allocator")) << o.reason;
+}
+
+TEST(CampaignFailures, LibraryThatDoesNotServeMallocIsSkippedByName) {
+  ScratchDir dir("unavail");
+  const CommandResult r =
+      hsbench({"run", "--allocators", "glibc,notmalloc", "--allocator",
+               "notmalloc=" + libc_dir() + "/libm.so.6", "--workloads", "tiny-hot", "--threads",
+               "1", "--blocks", "2", "--ops", "5000", "--out", dir / "raw.json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(contains(r.err, "allocator notmalloc unavailable")) << r.err;
+  EXPECT_TRUE(contains(r.out, "unavailable: notmalloc")) << r.out;
+  EXPECT_EQ(read_json(dir / "raw.json")["samples"].size(), 2u);
+}
+
+TEST(CampaignFailures, CorruptRawRunGivesAClearErrorAndIsNotOverwritten) {
+  ScratchDir dir("corrupt");
+  const std::string bad = dir / "bad.json";
+  { std::ofstream(bad) << "{\"schema\": \"heapscope.raw-run\", \"samples\": ["; }
+  const std::string before = read_file(bad);
+  const CommandResult rep = hsbench({"report", bad});
+  EXPECT_EQ(rep.exit_code, 1);
+  EXPECT_TRUE(contains(rep.err, "not valid JSON")) << rep.err;
+  const CommandResult rp = hsbench({"reproduce", bad, "tiny-hot/t1/b0/glibc"});
+  EXPECT_EQ(rp.exit_code, 1);
+  EXPECT_TRUE(contains(rp.err, bad)) << rp.err;
+  const CommandResult res = hsbench({"run", "--resume", "--out", bad});
+  EXPECT_EQ(res.exit_code, 1);
+  EXPECT_TRUE(contains(res.err, "cannot resume")) << res.err;
+  EXPECT_EQ(read_file(bad), before);
+
+  const std::string other = dir / "other.json";
+  { std::ofstream(other) << "{\"schema\": \"something-else\"}"; }
+  const CommandResult wrong = hsbench({"report", other});
+  EXPECT_EQ(wrong.exit_code, 1);
+  EXPECT_TRUE(contains(wrong.err, "not a raw run")) << wrong.err;
+  // An existing file is never overwritten by a fresh run.
+  const CommandResult clash =
+      hsbench({"run", "--allocators", "glibc", "--workloads", "tiny-hot", "--threads", "1",
+               "--blocks", "1", "--ops", "1000", "--out", other});
+  EXPECT_EQ(clash.exit_code, 1);
+  EXPECT_TRUE(contains(clash.err, "exists")) << clash.err;
+  EXPECT_EQ(read_file(other), "{\"schema\": \"something-else\"}");
+}
+
+TEST(CampaignFailures, UnknownNamesAreUsageErrors) {
+  ScratchDir dir("names");
+  const CommandResult w = hsbench({"run", "--workloads", "tiny-hot,nope", "--out", dir / "a.json"});
+  EXPECT_EQ(w.exit_code, 2);
+  EXPECT_TRUE(contains(w.err, "unknown workload 'nope'")) << w.err;
+  EXPECT_TRUE(contains(w.err, "general-mix")) << w.err;
+  const CommandResult a = hsbench({"run", "--allocators", "glibc,nope", "--out", dir / "b.json"});
+  EXPECT_EQ(a.exit_code, 2);
+  EXPECT_TRUE(contains(a.err, "'nope'")) << a.err;
+  const CommandResult c = hsbench({"run", "--campaign", "nope", "--out", dir / "c.json"});
+  EXPECT_EQ(c.exit_code, 2);
+  EXPECT_TRUE(contains(c.err, "neither a built-in")) << c.err;
+  EXPECT_FALSE(std::filesystem::exists(dir / "a.json"));
+}
+
+TEST(CampaignFailures, ResumeAfterKillCompletesTheSameSampleSet) {
+  ScratchDir dir("resume");
+  const std::string out = dir / "raw.json";
+  const std::vector<std::string> args = {HS_HSBENCH_EXE, "run",
+                                         "--allocators", "glibc,jemalloc",
+                                         "--workloads",  "tiny-hot,general-mix",
+                                         "--threads",    "1",
+                                         "--blocks",     "4",
+                                         "--ops",        "3000000",
+                                         "--seed",       "21",
+                                         "--out",        out};
+  std::vector<char*> argv;
+  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
+  pid_t pid = -1;
+  ASSERT_EQ(posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ), 0);
+  posix_spawn_file_actions_destroy(&actions);
+  // Kill it (no chance to clean up) once a few samples are on disk.
+  std::size_t recorded = 0;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (recorded < 3 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    auto j = nlohmann::json::parse(read_file(out), nullptr, false);
+    if (j.is_object() && j.contains("samples")) recorded = j["samples"].size();
+  }
+  kill(pid, SIGKILL);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  const auto partial = read_json(out);
+  ASSERT_GE(partial["samples"].size(), 3u);
+  ASSERT_LT(partial["samples"].size(), 16u) << "the run finished before it was killed";
+  EXPECT_EQ(partial["complete"], false);
+
+  const CommandResult r = hsbench({"run", "--resume", "--out", out});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(contains(r.err, "resuming")) << r.err;
+  const auto full = read_json(out);
+  EXPECT_EQ(full["complete"], true);
+  EXPECT_EQ(full["samples"].size(), 16u);
+  std::set<std::string> expected;
+  for (const char* w : {"tiny-hot", "general-mix"}) {
+    for (int b = 0; b < 4; ++b) {
+      for (const char* a : {"glibc", "jemalloc"}) {
+        expected.insert(std::string(w) + "/t1/b" + std::to_string(b) + "/" + a);
+      }
+    }
+  }
+  EXPECT_EQ(sample_ids(full), expected);
+  // What was recorded before the kill is kept as it was.
+  for (std::size_t i = 0; i < partial["samples"].size(); ++i) {
+    EXPECT_EQ(full["samples"][i], partial["samples"][i]);
+  }
+}
+
+}  // namespace
+}  // namespace heapscope::harness::testing

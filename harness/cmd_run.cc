@@ -137,15 +137,17 @@ void add_run_command(CLI::App& app, CommandAction& run) {
                         ->delimiter(',')
                         ->type_name("N,..."));
   shaping.push_back(cmd->add_option("--blocks", o->blocks, "Blocks per cell"));
-  shaping.push_back(cmd->add_option("--seed", o->seed, "Campaign seed (default: fresh, recorded)"));
+  CLI::Option* seed =
+      cmd->add_option("--seed", o->seed, "Campaign seed (default: fresh, recorded)");
+  shaping.push_back(seed);
   shaping.push_back(cmd->add_option("--ops", o->ops, "Fixed ops per sample (skips calibration)"));
   shaping.push_back(cmd->add_option("--timeout", o->timeout, "Watchdog per child, seconds"));
   shaping.push_back(cmd->add_option("--baseline", o->baseline, "Calibration/report baseline id"));
   cmd->add_option("--out", o->out, "Raw-run JSON (default hsbench-<campaign>.raw.json)");
   cmd->add_flag("--resume", o->resume, "Continue the raw run in --out with its missing samples");
   CLI::Option* campaign_opt = cmd->get_option("--campaign");
-  cmd->final_callback([o, shaping, campaign_opt, &run] {
-    o->seed_given = shaping[6]->count() > 0;
+  cmd->final_callback([o, shaping, seed, campaign_opt, &run] {
+    o->seed_given = seed->count() > 0;
     o->shaped = campaign_opt->count() > 0;
     for (CLI::Option* opt : shaping) o->shaped |= opt->count() > 0;
     run = [o] { return run_campaign(*o); };

@@ -41,6 +41,8 @@ TEST(Campaign, TinyCampaignRecordsEverythingAndReports) {
   EXPECT_EQ(raw["schema"], "heapscope.raw-run");
   EXPECT_EQ(raw["schema_version"], 1);
   EXPECT_EQ(raw["complete"], true);
+  EXPECT_EQ(raw["seed"], 77);
+  EXPECT_EQ(raw["campaign"]["seed"], 77);
   ASSERT_EQ(raw["samples"].size(), 8u);
   EXPECT_FALSE(raw["hosts"][0]["cpu_model"].get<std::string>().empty());
   for (const auto& a : raw["allocators"]) EXPECT_EQ(a["sha256"].get<std::string>().size(), 64u);

@@ -1,6 +1,7 @@
 #include "campaign_exec.h"
 
 #include <chrono>
+#include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <unordered_set>
@@ -44,7 +45,7 @@ class InterruptGuard {
 };
 
 std::string format_duration(double seconds) {
-  const long s = seconds > 0 ? static_cast<long>(seconds + 0.5) : 0;
+  const long s = seconds > 0 ? std::lround(seconds) : 0;
   char buf[32];
   if (s >= 3600) {
     std::snprintf(buf, sizeof buf, "%ldh%02ldm", s / 3600, (s / 60) % 60);

@@ -29,7 +29,7 @@ std::vector<std::string> sample_argv(const SampleRequest& request, const Allocat
 // PATH (ours, or /usr/bin:/bin) + child_environment(allocator).
 std::vector<std::string> sample_env(const AllocatorInfo& allocator);
 
-struct SampleOutcome {
+struct SampleOutcome {  // NOLINT(bugprone-exception-escape): implicit members of a json holder
   bool ok = false;
   std::string kind;                    // failure kind (see above); empty when ok
   std::string reason;                  // one line for humans

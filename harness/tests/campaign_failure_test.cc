@@ -156,6 +156,7 @@ TEST(CampaignFailures, ResumeAfterKillCompletesTheSameSampleSet) {
                                          "--seed",       "21",
                                          "--out",        out};
   std::vector<char*> argv;
+  argv.reserve(args.size() + 1);
   for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
   posix_spawn_file_actions_t actions;

@@ -27,7 +27,7 @@ HS_ALWAYS_INLINE void* page_pop(Heap* heap, Page* page, Block* block, size_t siz
   page->used++;
   heap->counters.alloc_count.add(1);
   heap->counters.requested_bytes.add(size);
-  heap->counters.allocated_total.add(page->block_size);
+  heap->counters.allocated_total.add(page->owner_block_size);
   return block;
 }
 

@@ -192,9 +192,12 @@ HS_NOINLINE void* malloc_generic(Heap* heap, size_t size, bool count_sample) {
 }
 
 // ---- free --------------------------------------------------------------------------------------
+// Frees are counted by the freeing thread. A thread that only frees (a consumer) gets a heap
+// on its first free, so its counting stays a plain add instead of a locked global one.
 static void count_free(size_t block_size) {
   Heap* heap = tls_heap;
-  if (heap != &g_empty_heap) {
+  if (HS_UNLIKELY(heap == &g_empty_heap)) heap = thread_heap_init();
+  if (heap != nullptr) {
     heap->counters.free_count.add(1);
     heap->counters.freed_total.add(block_size);
   } else {

@@ -48,29 +48,35 @@ enum PageFlags : uint8_t {
 };
 
 // 128 bytes, so pointer -> page is a shift rather than a multiply on the free fast path.
+// Two cache lines by writer: the first is the owner's (allocation pops and local frees write
+// it), the second is what other threads' frees read and the one word they write
+// (thread_free), so a remote free never steals the line the owner's malloc is writing.
 struct alignas(128) Page {
-  // Hot fields first: the malloc fast path touches `free` and `used`.
+  // ---- owner line ----
   Block* free;        // blocks ready for allocation (owner only)
   Block* local_free;  // blocks freed by the owner since the last collection
   uint32_t used;      // live blocks, including remote frees not yet collected
   uint32_t capacity;  // blocks carved out so far
   uint32_t reserved;  // blocks that fit in the page
+  uint8_t bin;
+  size_t owner_block_size;  // copy of block_size for the owner's counters
+  Page* next;
+  Page* prev;
+  // ---- shared line ----
+  alignas(64) std::atomic<Block*> thread_free;  // blocks freed by other threads
+  std::atomic<uintptr_t> owner_tid;  // 0 when abandoned or huge
   // PageFlags; any bit set sends free() to the generic path. Written by the owner only;
   // atomic (relaxed: a plain byte load) because other threads' frees read it.
   std::atomic<uint8_t> flags;
-  uint8_t bin;
+  std::atomic<uint8_t> remote_in_full;  // mirror of kPageInFull for remote freers
+  std::atomic<uint8_t> huge_tracked;    // huge page linked in its first-class heap's list
   uint8_t slice_count;  // slices spanned (0 for a slice that is not a span start)
   uint8_t slice_back;   // distance to the span's first slice
   size_t block_size;
   uint8_t* area;
   Heap* heap;  // owning heap (nullptr when abandoned); written by the owner, read by others
-  std::atomic<uintptr_t> owner_tid;    // 0 when abandoned or huge
-  std::atomic<Block*> thread_free;     // blocks freed by other threads
-  std::atomic<uint8_t> remote_in_full; // mirror of kPageInFull for remote freers
-  std::atomic<uint8_t> huge_tracked;   // huge page linked in its first-class heap's list
-  Page* next;
-  Page* prev;
 };
+static_assert(sizeof(Page) == 128);
 
 HS_ALWAYS_INLINE uint8_t page_flags(const Page* page) {
   return page->flags.load(std::memory_order_relaxed);

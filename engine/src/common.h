@@ -30,13 +30,13 @@ inline constexpr size_t kSlicesPerSegment = kSegmentSize / kSliceSize;  // 64: o
 inline constexpr uint64_t kAllSlices = ~uint64_t{0};
 inline constexpr size_t kHeaderSlices = 1;  // slice 0 holds the segment header
 
-inline constexpr size_t kMinAlign = 16;           // every block is 16-byte aligned
-inline constexpr size_t kSmallDirectMax = 1024;   // sizes served by the direct table
+inline constexpr size_t kMinAlign = 16;          // every block is 16-byte aligned
+inline constexpr size_t kSmallDirectMax = 1024;  // sizes served by the direct table
 inline constexpr size_t kDirectSlots = kSmallDirectMax / kMinAlign + 1;
 inline constexpr size_t kSmallBlockMax = 8 * 1024;    // blocks on one-slice pages
 inline constexpr size_t kMediumBlockMax = 64 * 1024;  // blocks on eight-slice pages
 inline constexpr size_t kMediumPageSlices = 8;
-inline constexpr size_t kLargeMax = 2 * 1024 * 1024;  // beyond this: a dedicated mapping
+inline constexpr size_t kLargeMax = 2 * 1024 * 1024;    // beyond this: a dedicated mapping
 inline constexpr size_t kHugeBlockOffset = kSliceSize;  // huge block after the header slice
 inline constexpr size_t kMaxAllocSize = PTRDIFF_MAX - 2 * kSegmentSize;
 inline constexpr size_t kNaturalAlignMax = kSliceSize;  // page areas are slice aligned

@@ -30,10 +30,14 @@ static PageQueue* queue_of(Heap* heap, const Page* page) {
 static void queue_remove(Heap* heap, Page* page) {
   PageQueue* queue = queue_of(heap, page);
   bool was_first = queue->first == page;
-  if (page->prev != nullptr) page->prev->next = page->next;
-  else queue->first = page->next;
-  if (page->next != nullptr) page->next->prev = page->prev;
-  else queue->last = page->prev;
+  if (page->prev != nullptr)
+    page->prev->next = page->next;
+  else
+    queue->first = page->next;
+  if (page->next != nullptr)
+    page->next->prev = page->prev;
+  else
+    queue->last = page->prev;
   page->next = page->prev = nullptr;
   if (was_first && queue != &heap->full) direct_update(heap, page->bin);
 }
@@ -43,14 +47,18 @@ static void queue_push(Heap* heap, Page* page, bool front) {
   if (front) {
     page->prev = nullptr;
     page->next = queue->first;
-    if (queue->first != nullptr) queue->first->prev = page;
-    else queue->last = page;
+    if (queue->first != nullptr)
+      queue->first->prev = page;
+    else
+      queue->last = page;
     queue->first = page;
   } else {
     page->next = nullptr;
     page->prev = queue->last;
-    if (queue->last != nullptr) queue->last->next = page;
-    else queue->first = page;
+    if (queue->last != nullptr)
+      queue->last->next = page;
+    else
+      queue->first = page;
     queue->last = page;
   }
   if (queue->first == page && queue != &heap->full) direct_update(heap, page->bin);
@@ -225,7 +233,8 @@ static void free_remote(Page* page, Block* block) {
 static void note_abandoned_free(size_t block_size) {
   static std::atomic<uint64_t> freed_into_abandoned{0};
   constexpr uint64_t kReclaimTrigger = 4 * 1024 * 1024;
-  uint64_t total = freed_into_abandoned.fetch_add(block_size, std::memory_order_relaxed) + block_size;
+  uint64_t total =
+      freed_into_abandoned.fetch_add(block_size, std::memory_order_relaxed) + block_size;
   if (total < kReclaimTrigger) return;
   freed_into_abandoned.store(0, std::memory_order_relaxed);
   Heap* heap = thread_heap_init();
@@ -254,7 +263,8 @@ static void check_free(Page* page, void* p, bool owner) {
 void free_generic(Segment* segment, Page* page, void* p) {
   (void)segment;
   if (HS_UNLIKELY(page->block_size == 0)) {
-    if (option(hs_option_check_frees) != 0) fatal("heapscope: free of a pointer into unused memory", p);
+    if (option(hs_option_check_frees) != 0)
+      fatal("heapscope: free of a pointer into unused memory", p);
     warning("heapscope: ignoring free of a pointer into unused memory", p);
     return;
   }
@@ -283,14 +293,16 @@ void free_generic(Segment* segment, Page* page, void* p) {
 void free_unusual(void* p) {
   Segment* segment = segment_of_slow(p);
   if (segment == nullptr) {
-    if (option(hs_option_check_frees) != 0) fatal("heapscope: free of a pointer heapscope does not own", p);
+    if (option(hs_option_check_frees) != 0)
+      fatal("heapscope: free of a pointer heapscope does not own", p);
     warning("heapscope: ignoring free of a foreign pointer", p);
     return;
   }
   free_generic(segment, &segment->pages[0], p);
 }
 
-// ---- heaps ---------------------------------------------------------------------------------------
+// ---- heaps
+// ---------------------------------------------------------------------------------------
 void heap_init(Heap* heap, ThreadData* td, bool is_default) {
   heap->td = td;
   heap->is_default = is_default;

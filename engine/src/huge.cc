@@ -62,9 +62,8 @@ bool cache_put(Segment* segment) {
   Segment* evicted[kCacheEntries];
   size_t evicted_count = 0;
   spin_lock(g_cache_lock);
-  while (g_cache_count > 0 &&
-         (g_cache_count == kCacheEntries ||
-          g_cache_bytes + segment->mapped_size > static_cast<size_t>(limit))) {
+  while (g_cache_count > 0 && (g_cache_count == kCacheEntries ||
+                               g_cache_bytes + segment->mapped_size > static_cast<size_t>(limit))) {
     size_t oldest = 0;
     for (size_t i = 1; i < g_cache_count; ++i) {
       if (g_cache[i].freed_at < g_cache[oldest].freed_at) oldest = i;
@@ -101,8 +100,10 @@ void huge_cache_trim(bool force) {
 }
 
 void huge_fork_lock(bool acquire) {
-  if (acquire) spin_lock(g_cache_lock);
-  else spin_unlock(g_cache_lock);
+  if (acquire)
+    spin_lock(g_cache_lock);
+  else
+    spin_unlock(g_cache_lock);
 }
 
 void* huge_alloc(Heap* heap, size_t size, size_t alignment, bool zero) {
@@ -166,8 +167,10 @@ void huge_free(Page* huge) {
     Heap* heap = __atomic_load_n(&huge->heap, __ATOMIC_ACQUIRE);
     spin_lock(heap->huge_lock);
     if (huge->huge_tracked.load(std::memory_order_relaxed) != 0) {
-      if (huge->prev != nullptr) huge->prev->next = huge->next;
-      else heap->huge_list = huge->next;
+      if (huge->prev != nullptr)
+        huge->prev->next = huge->next;
+      else
+        heap->huge_list = huge->next;
       if (huge->next != nullptr) huge->next->prev = huge->prev;
       huge->huge_tracked.store(0, std::memory_order_relaxed);
     }

@@ -41,10 +41,10 @@ struct HeapCounters {
 };
 
 enum PageFlags : uint8_t {
-  kPageInFull = 1,     // page sits in the heap's full list
-  kPageAligned = 2,    // interior pointers may be freed (aligned allocations)
-  kPageChecked = 4,    // double/invalid free checks requested
-  kPageHuge = 8,       // a dedicated mapping holding one block
+  kPageInFull = 1,   // page sits in the heap's full list
+  kPageAligned = 2,  // interior pointers may be freed (aligned allocations)
+  kPageChecked = 4,  // double/invalid free checks requested
+  kPageHuge = 8,     // a dedicated mapping holding one block
 };
 
 // 128 bytes, so pointer -> page is a shift rather than a multiply on the free fast path.
@@ -64,14 +64,14 @@ struct alignas(128) Page {
   Page* prev;
   // ---- shared line ----
   alignas(64) std::atomic<Block*> thread_free;  // blocks freed by other threads
-  std::atomic<uintptr_t> owner_tid;  // 0 when abandoned or huge
+  std::atomic<uintptr_t> owner_tid;             // 0 when abandoned or huge
   // PageFlags; any bit set sends free() to the generic path. Written by the owner only;
   // atomic (relaxed: a plain byte load) because other threads' frees read it.
   std::atomic<uint8_t> flags;
   std::atomic<uint8_t> remote_in_full;  // mirror of kPageInFull for remote freers
   std::atomic<uint8_t> huge_tracked;    // huge page linked in its first-class heap's list
-  uint8_t slice_count;  // slices spanned (0 for a slice that is not a span start)
-  uint8_t slice_back;   // distance to the span's first slice
+  uint8_t slice_count;                  // slices spanned (0 for a slice that is not a span start)
+  uint8_t slice_back;                   // distance to the span's first slice
   size_t block_size;
   uint8_t* area;
   Heap* heap;  // owning heap (nullptr when abandoned); written by the owner, read by others
@@ -93,14 +93,14 @@ enum class SegmentKind : uint8_t { kNormal = 1, kHuge = 2 };
 struct Segment {
   SegmentKind kind;
   size_t mapped_size;
-  void* mapping;  // start of the OS mapping (== this, except for over-aligned huge blocks)
+  void* mapping;      // start of the OS mapping (== this, except for over-aligned huge blocks)
   ThreadData* owner;  // nullptr when abandoned
   Segment* next;
   Segment* prev;
-  uint64_t free_slices;   // bit i: slice i belongs to no page
-  uint64_t dirty_slices;  // free slices that may still be resident (to purge)
-  int64_t purge_deadline; // when dirty_slices should be purged (ms), 0 when none pending
-  bool huge_fresh;        // huge mapping straight from the OS: reads as zero
+  uint64_t free_slices;    // bit i: slice i belongs to no page
+  uint64_t dirty_slices;   // free slices that may still be resident (to purge)
+  int64_t purge_deadline;  // when dirty_slices should be purged (ms), 0 when none pending
+  bool huge_fresh;         // huge mapping straight from the OS: reads as zero
   Page pages[kSlicesPerSegment];
 };
 static_assert(sizeof(Segment) <= kSliceSize * kHeaderSlices);
@@ -122,7 +122,7 @@ struct DirectTable {
 };
 
 struct alignas(64) Heap {
-  DirectTable direct;          // (size+15)/16 -> a page of that class, maybe with free blocks
+  DirectTable direct;  // (size+15)/16 -> a page of that class, maybe with free blocks
   int64_t sample_countdown = INT64_MAX;  // bytes until the next profiler sample
   uintptr_t thread_id = 0;
   HeapCounters counters;
@@ -133,7 +133,7 @@ struct alignas(64) Heap {
   bool is_default = false;
   Heap* registry_next = nullptr;  // all live heaps (for statistics) / pool free list
   Heap* registry_prev = nullptr;
-  Heap* user_next = nullptr;      // the thread's first-class heaps
+  Heap* user_next = nullptr;           // the thread's first-class heaps
   std::atomic<uint32_t> huge_lock{0};  // guards huge_list (first-class heaps only)
   Page* huge_list = nullptr;
 };
@@ -175,7 +175,7 @@ void segment_release(ThreadData* td, Segment* segment);
 
 // ---- page.cc -----------------------------------------------------------------------------------
 void page_init(Page* page, Heap* heap, size_t bin);
-bool page_extend(Page* page);     // carve more blocks out of the page; false if none left
+bool page_extend(Page* page);       // carve more blocks out of the page; false if none left
 uint32_t page_collect(Page* page);  // merge local and remote frees; returns remote count
 Block* block_start(const Page* page, const void* p);
 

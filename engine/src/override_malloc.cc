@@ -44,7 +44,7 @@ HS_EXPORT struct mallinfo2 mallinfo2(void) {
   s.size = sizeof s;
   s.version = HS_STATS_VERSION;
   hs_stats_get(&s);
-  struct mallinfo2 info{};
+  struct mallinfo2 info {};
   info.arena = s.committed_bytes;
   info.uordblks = s.allocated_bytes;
   info.fordblks = s.committed_bytes > s.allocated_bytes ? s.committed_bytes - s.allocated_bytes : 0;
@@ -53,7 +53,7 @@ HS_EXPORT struct mallinfo2 mallinfo2(void) {
 }
 HS_EXPORT struct mallinfo mallinfo(void) {
   struct mallinfo2 wide = mallinfo2();
-  struct mallinfo info{};
+  struct mallinfo info {};
   info.arena = static_cast<int>(wide.arena);
   info.uordblks = static_cast<int>(wide.uordblks);
   info.fordblks = static_cast<int>(wide.fordblks);

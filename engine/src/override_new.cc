@@ -10,8 +10,8 @@ namespace {
 
 HS_NOINLINE void* new_slow(size_t size, size_t alignment, bool nothrow) {
   for (;;) {
-    void* p = alignment <= kMinAlign ? malloc_impl(size)
-                                     : heap_malloc_aligned(tls_heap, size, alignment);
+    void* p =
+        alignment <= kMinAlign ? malloc_impl(size) : heap_malloc_aligned(tls_heap, size, alignment);
     if (p != nullptr) return p;
     std::new_handler handler = std::get_new_handler();
     if (handler == nullptr) {
@@ -64,7 +64,8 @@ HS_EXPORT void* operator new(size_t size, std::align_val_t alignment) {
 HS_EXPORT void* operator new[](size_t size, std::align_val_t alignment) {
   return new_aligned(size, alignment, false);
 }
-HS_EXPORT void* operator new(size_t size, std::align_val_t alignment, const std::nothrow_t&) noexcept {
+HS_EXPORT void* operator new(size_t size, std::align_val_t alignment,
+                             const std::nothrow_t&) noexcept {
   return new_aligned(size, alignment, true);
 }
 HS_EXPORT void* operator new[](size_t size, std::align_val_t alignment,

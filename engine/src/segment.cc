@@ -52,8 +52,10 @@ static void segment_link(ThreadData* td, Segment* segment) {
 }
 
 static void segment_unlink(ThreadData* td, Segment* segment) {
-  if (segment->prev != nullptr) segment->prev->next = segment->next;
-  else td->segments = segment->next;
+  if (segment->prev != nullptr)
+    segment->prev->next = segment->next;
+  else
+    td->segments = segment->next;
   if (segment->next != nullptr) segment->next->prev = segment->prev;
   segment->next = segment->prev = nullptr;
 }

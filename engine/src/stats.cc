@@ -20,8 +20,8 @@ void counters_merge_dead(const HeapCounters& c) {
 void note_committed(uint64_t added) {
   uint64_t now = g_counters.committed_bytes.fetch_add(added, std::memory_order_relaxed) + added;
   uint64_t peak = g_counters.committed_peak.load(std::memory_order_relaxed);
-  while (now > peak && !g_counters.committed_peak.compare_exchange_weak(
-                           peak, now, std::memory_order_relaxed)) {
+  while (now > peak &&
+         !g_counters.committed_peak.compare_exchange_weak(peak, now, std::memory_order_relaxed)) {
   }
 }
 

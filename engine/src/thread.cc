@@ -125,8 +125,10 @@ void registry_add(Heap* heap) {
 
 void registry_remove(Heap* heap) {
   spin_lock(g_registry_lock);
-  if (heap->registry_prev != nullptr) heap->registry_prev->registry_next = heap->registry_next;
-  else g_registry = heap->registry_next;
+  if (heap->registry_prev != nullptr)
+    heap->registry_prev->registry_next = heap->registry_next;
+  else
+    g_registry = heap->registry_next;
   if (heap->registry_next != nullptr) heap->registry_next->registry_prev = heap->registry_prev;
   heap->registry_next = heap->registry_prev = nullptr;
   // Merge under the lock so a concurrent statistics reader never sees the counts twice or

@@ -34,13 +34,13 @@ extern "C" {
 
 // ---- basic allocation ----------------------------------------------------------------------
 HS_API HS_MALLOC_ATTR void* hs_malloc(size_t size);
-HS_API HS_MALLOC_ATTR void* hs_zalloc(size_t size);               // zero-initialized
+HS_API HS_MALLOC_ATTR void* hs_zalloc(size_t size);                // zero-initialized
 HS_API HS_MALLOC_ATTR void* hs_calloc(size_t count, size_t size);  // overflow -> NULL/ENOMEM
-HS_API void* hs_realloc(void* p, size_t new_size);                 // realloc(p, 0) frees, returns NULL
+HS_API void* hs_realloc(void* p, size_t new_size);  // realloc(p, 0) frees, returns NULL
 HS_API void* hs_reallocarray(void* p, size_t count, size_t size);
 HS_API void hs_free(void* p);
-HS_API void hs_free_sized(void* p, size_t size);                  // size is a hint, may be ignored
-HS_API size_t hs_usable_size(const void* p);                       // 0 for NULL
+HS_API void hs_free_sized(void* p, size_t size);  // size is a hint, may be ignored
+HS_API size_t hs_usable_size(const void* p);      // 0 for NULL
 
 // ---- aligned allocation (alignment: power of two; up to at least 1 MiB is efficient) --------
 HS_API HS_MALLOC_ATTR void* hs_malloc_aligned(size_t size, size_t alignment);
@@ -89,20 +89,20 @@ typedef struct hs_stats_s {
   size_t size;
   uint32_t version;
   uint32_t reserved0;
-  uint64_t alloc_count;        // successful allocations (cumulative)
-  uint64_t free_count;         // frees of non-NULL pointers (cumulative)
-  uint64_t requested_bytes;    // bytes asked for (cumulative)
-  uint64_t allocated_bytes;    // usable bytes of live blocks
-  uint64_t committed_bytes;    // bytes mapped and not purged (resident at most)
-  uint64_t committed_peak;     // high-water mark of committed_bytes
-  uint64_t reserved_bytes;     // address space reserved from the OS
-  uint64_t purged_bytes;       // cumulative bytes returned to the OS by purge/unmap
-  uint64_t pages;              // pages (size-class spans) currently in use
-  uint64_t segments;           // segments currently mapped
-  uint64_t heaps;              // heaps alive (thread default heaps and first-class heaps)
-  uint64_t threads;            // threads with a live heapscope heap
-  uint64_t huge_count;         // live huge (dedicated-mapping) allocations
-  uint64_t abandoned_segments; // segments of exited threads not yet reclaimed
+  uint64_t alloc_count;         // successful allocations (cumulative)
+  uint64_t free_count;          // frees of non-NULL pointers (cumulative)
+  uint64_t requested_bytes;     // bytes asked for (cumulative)
+  uint64_t allocated_bytes;     // usable bytes of live blocks
+  uint64_t committed_bytes;     // bytes mapped and not purged (resident at most)
+  uint64_t committed_peak;      // high-water mark of committed_bytes
+  uint64_t reserved_bytes;      // address space reserved from the OS
+  uint64_t purged_bytes;        // cumulative bytes returned to the OS by purge/unmap
+  uint64_t pages;               // pages (size-class spans) currently in use
+  uint64_t segments;            // segments currently mapped
+  uint64_t heaps;               // heaps alive (thread default heaps and first-class heaps)
+  uint64_t threads;             // threads with a live heapscope heap
+  uint64_t huge_count;          // live huge (dedicated-mapping) allocations
+  uint64_t abandoned_segments;  // segments of exited threads not yet reclaimed
 } hs_stats_t;
 // Process-wide statistics. Returns 0 on success, -1 if the struct is too small/unknown.
 HS_API int hs_stats_get(hs_stats_t* out);
@@ -111,14 +111,15 @@ HS_API int hs_heap_stats_get(const hs_heap_t* heap, hs_stats_t* out);
 // Writes the statistics to stderr (or fd) without allocating.
 HS_API void hs_stats_print(int fd);
 
-// ---- options -------------------------------------------------------------------------------------
-// One table; every option is also read from HEAPSCOPE_<NAME> in the environment at start-up.
+// ---- options
+// ------------------------------------------------------------------------------------- One table;
+// every option is also read from HEAPSCOPE_<NAME> in the environment at start-up.
 typedef enum hs_option_e {
-  hs_option_verbose = 0,        // HEAPSCOPE_VERBOSE: print warnings and errors (default 0)
-  hs_option_show_stats,         // HEAPSCOPE_SHOW_STATS: print statistics at exit (default 0)
-  hs_option_purge_delay,        // HEAPSCOPE_PURGE_DELAY: ms before free memory is purged (10; -1 never)
-  hs_option_huge_cache_bytes,   // HEAPSCOPE_HUGE_CACHE_BYTES: freed huge mappings kept for reuse
-  hs_option_check_frees,        // HEAPSCOPE_CHECK_FREES: detect double/invalid free (0; 1 in debug)
+  hs_option_verbose = 0,  // HEAPSCOPE_VERBOSE: print warnings and errors (default 0)
+  hs_option_show_stats,   // HEAPSCOPE_SHOW_STATS: print statistics at exit (default 0)
+  hs_option_purge_delay,  // HEAPSCOPE_PURGE_DELAY: ms before free memory is purged (10; -1 never)
+  hs_option_huge_cache_bytes,  // HEAPSCOPE_HUGE_CACHE_BYTES: freed huge mappings kept for reuse
+  hs_option_check_frees,       // HEAPSCOPE_CHECK_FREES: detect double/invalid free (0; 1 in debug)
   hs_option_count_
 } hs_option_t;
 HS_API long hs_option_get(hs_option_t option);

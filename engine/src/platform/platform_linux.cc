@@ -1,6 +1,4 @@
 // Linux implementation of the platform contract (platform.h).
-#include "platform/platform.h"
-
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -10,6 +8,8 @@
 #include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "platform/platform.h"
 
 extern char** environ;
 

@@ -6,6 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 bash ci/install-deps.sh
+bash ci/check-format.sh
 
 presets=(release asan tsan)
 if [ "${1:-}" = "--release-only" ]; then presets=(release); fi

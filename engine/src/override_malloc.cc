@@ -21,7 +21,19 @@ HS_EXPORT int posix_memalign(void** out, size_t alignment, size_t size) {
 HS_EXPORT void* aligned_alloc(size_t alignment, size_t size) {
   return hs_aligned_alloc(alignment, size);
 }
-HS_EXPORT void* memalign(size_t alignment, size_t size) { return hs_memalign(alignment, size); }
+// glibc's memalign rounds an alignment that is not a power of two up to the next one (and
+// treats 0 as "no alignment"); programs written against it rely on that.
+HS_EXPORT void* memalign(size_t alignment, size_t size) {
+  if (alignment <= kMinAlign) return malloc_impl(size);
+  if (!is_valid_alignment(alignment)) {
+    if (alignment > (SIZE_MAX >> 1) + 1) {
+      errno = EINVAL;
+      return nullptr;
+    }
+    alignment = size_t{1} << (64 - __builtin_clzll(alignment));
+  }
+  return hs_memalign(alignment, size);
+}
 HS_EXPORT void* valloc(size_t size) { return hs_valloc(size); }
 HS_EXPORT void* pvalloc(size_t size) { return hs_pvalloc(size); }
 HS_EXPORT size_t malloc_usable_size(void* p) { return usable_size_impl(p); }

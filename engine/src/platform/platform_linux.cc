@@ -17,7 +17,10 @@ namespace heapscope::os {
 
 void* map_aligned(size_t size, size_t alignment) {
   // Over-reserve by the alignment and trim both ends, so the result is aligned without hints.
-  const int flags = MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE;
+  // No MAP_NORESERVE: the kernel's overcommit heuristic then refuses absurd sizes (a 100 GiB
+  // request on a 24 GiB machine gets ENOMEM, as with glibc) instead of handing out address
+  // space that faults later.
+  const int flags = MAP_PRIVATE | MAP_ANONYMOUS;
   size_t padded = size + alignment;
   if (padded < size) return nullptr;
   void* raw = mmap(nullptr, padded, PROT_READ | PROT_WRITE, flags, -1, 0);

@@ -27,6 +27,7 @@ struct Cell {
   unsigned threads = 0;
   std::map<std::string, std::vector<Point>> ok;  // allocator -> successful samples
   std::map<std::string, std::size_t> failed;
+  bool oversubscribed = false;  // threads > online CPUs, as the child saw it
 };
 
 Json number_or_null(double v) { return std::isfinite(v) ? Json(v) : Json(); }
@@ -100,6 +101,7 @@ Json summarize_raw_run(const Json& raw, const std::string& baseline_override) {
     baseline_seen |= alloc == baseline;
     if (s["status"] == "ok") {
       const Json& m = s["measurement"];
+      cell.oversubscribed |= m.value("oversubscribed", false);
       cell.ok[alloc].push_back({s["block"].get<std::uint64_t>(), m["ops_per_sec"].get<double>(),
                                 m.value("peak_rss_bytes", 0.0),
                                 m.value("stream_digest", std::string())});
@@ -163,6 +165,7 @@ Json summarize_raw_run(const Json& raw, const std::string& baseline_override) {
     }
     cells_json.push_back({{"workload", cell.workload},
                           {"threads", cell.threads},
+                          {"oversubscribed", cell.oversubscribed},
                           {"allocators", allocs},
                           {"digest_mismatches", mismatches}});
   }
@@ -203,8 +206,9 @@ void print_report(std::ostream& out, const Json& summary) {
       << summary["seed"].get<std::uint64_t>() << "; effect > 1 = faster than " << baseline << "\n"
       << line;
   for (const Json& cell : summary["cells"]) {
-    const std::string name = cell["workload"].get<std::string>() +
-                             " t=" + std::to_string(cell["threads"].get<unsigned>());
+    const std::string name = cell["workload"].get<std::string>() + " t=" +
+                             std::to_string(cell["threads"].get<unsigned>()) +
+                             (cell.value("oversubscribed", false) ? " (over)" : "");
     for (const Json& row : cell["allocators"]) {
       std::string effect = "(baseline)";
       std::string mde = "";
@@ -236,7 +240,7 @@ void print_report(std::ostream& out, const Json& summary) {
           << "\n";
     }
   }
-  out << "* CI excludes 1.0. n+kF = k failed samples. samples: " << summary["samples"]["ok"]
+  out << "* CI excludes 1.0. n+kF = k failed samples. (over) = more threads than CPUs. samples: " << summary["samples"]["ok"]
       << " ok, " << summary["samples"]["failed"] << " failed\n";
   for (const Json& u : summary["unavailable_allocators"]) {
     out << "unavailable: " << u["id"].get<std::string>() << ": " << u["reason"].get<std::string>()

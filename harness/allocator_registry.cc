@@ -98,6 +98,8 @@ AllocatorInfo inspect_allocator(const AllocatorSpec& spec, const ProbeCommand& p
 
   if (info.sha256.empty()) {
     info.reason = "unreadable: " + error;
+  } else if (!spec.unavailable_reason.empty()) {
+    info.reason = spec.unavailable_reason;
   } else if (auto problem =
                  allocator_library_problem(info.resolved_path, child_environment(info), probe)) {
     info.reason = *problem;

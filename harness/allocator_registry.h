@@ -35,6 +35,9 @@ struct AllocatorSpec {
   VersionSource version_source = VersionSource::kDebianPackage;
   std::string build_version;   // for kBuildTree
   std::string missing_reason;  // prefix used when `library` does not exist
+  // When set, the allocator is listed (with provenance) but never run: a row that would
+  // measure something other than its name says (e.g. a profiler that does not exist yet).
+  std::string unavailable_reason;
 };
 
 struct AllocatorInfo {

@@ -73,6 +73,16 @@ TEST(AllocatorRegistry, UnbuiltEngineIsUnavailableWithReason) {
   }
 }
 
+TEST(AllocatorRegistry, ProfilerRowIsUnavailableUntilTheProfilerExists) {
+  // Point the engine at a library that exists, so only the declared reason can refuse it.
+  const RegistryOptions present{
+      {"/usr/lib/x86_64-linux-gnu/libc.so.6", "/usr/lib/x86_64-linux-gnu/libc.so.6", "0.0.0"}, {}};
+  const AllocatorInfo prof = inspect_id("engine-prof", present);
+  EXPECT_FALSE(prof.available);
+  EXPECT_EQ(prof.reason, "the engine's sampled profiler is not implemented yet");
+  EXPECT_FALSE(prof.sha256.empty()) << "provenance is still recorded";
+}
+
 TEST(AllocatorRegistry, UnknownIdNamesItAndTheKnownOnes) {
   try {
     inspect_id("foo");

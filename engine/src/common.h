@@ -28,7 +28,8 @@ inline constexpr size_t kSegmentSize = size_t{1} << kSegmentShift;
 inline constexpr size_t kSegmentMask = kSegmentSize - 1;
 inline constexpr size_t kSlicesPerSegment = kSegmentSize / kSliceSize;  // 64: one bitmap word
 inline constexpr uint64_t kAllSlices = ~uint64_t{0};
-inline constexpr size_t kHeaderSlices = 1;  // slice 0 holds the segment header
+inline constexpr size_t kHeaderSlices = 1;        // slice 0 holds the segment header
+inline constexpr uint32_t kMaxSpareSegments = 4;  // per thread; large-buffer churn reuses them
 
 inline constexpr size_t kMinAlign = 16;          // every block is 16-byte aligned
 inline constexpr size_t kSmallDirectMax = 1024;  // sizes served by the direct table

@@ -35,13 +35,14 @@ void cache_remove_at(size_t i) {
   g_cache[i] = g_cache[--g_cache_count];
 }
 
-// Best fit among cached mappings that are big enough but not wastefully so.
+// Best fit among cached mappings that are big enough; a much larger one is trimmed to size
+// (its tail unmapped), so any recently freed buffer can serve a smaller request.
 Segment* cache_take(size_t mapped_size) {
   spin_lock(g_cache_lock);
   size_t best = kCacheEntries;
   for (size_t i = 0; i < g_cache_count; ++i) {
     size_t have = g_cache[i].segment->mapped_size;
-    if (have >= mapped_size && have - mapped_size <= mapped_size / 4 &&
+    if (have >= mapped_size &&
         (best == kCacheEntries || have < g_cache[best].segment->mapped_size)) {
       best = i;
     }
@@ -52,6 +53,16 @@ Segment* cache_take(size_t mapped_size) {
     cache_remove_at(best);
   }
   spin_unlock(g_cache_lock);
+  if (segment != nullptr && segment->mapped_size - mapped_size >= kSegmentSize) {
+    size_t excess = segment->mapped_size - mapped_size;
+    segment_map_set(segment, segment->mapped_size, false);
+    os::unmap(reinterpret_cast<uint8_t*>(segment) + mapped_size, excess);
+    segment->mapped_size = mapped_size;
+    segment_map_set(segment, mapped_size, true);
+    g_counters.reserved_bytes.fetch_sub(excess, std::memory_order_relaxed);
+    g_counters.committed_bytes.fetch_sub(excess, std::memory_order_relaxed);
+    g_counters.purged_bytes.fetch_add(excess, std::memory_order_relaxed);
+  }
   return segment;
 }
 

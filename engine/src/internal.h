@@ -3,7 +3,7 @@
 //   segment (4 MiB, aligned) ── 64 slices of 64 KiB; slice 0 is the header (this struct)
 //     └── page = span of slices holding blocks of one size class (or one huge block)
 //   Heap (per thread, plus first-class heaps) ── direct table + page queue per bin
-//   ThreadData (per thread) ── owns segments, the spare segment and pending purges
+//   ThreadData (per thread) ── owns segments, spare (empty) segments and pending purges
 //
 // Files: segment.cc (spans, purge, segment map), page.cc (page set-up and collection),
 // heap.cc (queues, generic malloc/free paths, first-class heaps), thread.cc (process/thread
@@ -141,7 +141,6 @@ struct alignas(64) Heap {
 struct ThreadData {
   Heap* default_heap;
   Segment* segments;  // every segment this thread owns
-  Segment* spare;     // one empty segment kept for reuse (also in `segments`)
   int64_t purge_deadline;
   Heap* user_heaps;
 };

@@ -89,13 +89,12 @@ static void segment_unmap(Segment* segment) {
   os::unmap(segment->mapping, segment->mapped_size);
 }
 
-static Page* span_take(ThreadData* td, Segment* segment, size_t first, size_t count) {
+static Page* span_take(Segment* segment, size_t first, size_t count) {
   uint64_t bits = slice_bits(first, count);
   uint64_t fresh = bits & ~segment->dirty_slices;  // purged or never touched: counts anew
   note_committed(__builtin_popcountll(fresh) * kSliceSize);
   segment->free_slices &= ~bits;
   segment->dirty_slices &= ~bits;
-  if (td->spare == segment) td->spare = nullptr;
   Page* page = &segment->pages[first];
   page->slice_count = static_cast<uint8_t>(count);
   page->slice_back = 0;
@@ -109,17 +108,25 @@ static Page* span_take(ThreadData* td, Segment* segment, size_t first, size_t co
 }
 
 Page* span_alloc(ThreadData* td, size_t slices) {
+  // First a run of still-resident (dirty) free slices: reusing them avoids page faults on
+  // memory that was freed a moment ago. Then any free run.
+  for (Segment* s = td->segments; s != nullptr; s = s->next) {
+    uint64_t dirty = s->free_slices & s->dirty_slices;
+    if (dirty == 0) continue;
+    int first = find_run(dirty, slices);
+    if (first >= 0) return span_take(s, static_cast<size_t>(first), slices);
+  }
   for (Segment* s = td->segments; s != nullptr; s = s->next) {
     if (s->free_slices == 0) continue;
     int first = find_run(s->free_slices, slices);
-    if (first >= 0) return span_take(td, s, static_cast<size_t>(first), slices);
+    if (first >= 0) return span_take(s, static_cast<size_t>(first), slices);
   }
   Segment* segment = reclaim_abandoned(td, slices);
   if (segment == nullptr) segment = segment_new(td);
   if (segment == nullptr) return nullptr;
   int first = find_run(segment->free_slices, slices);
   if (first < 0) return nullptr;  // reclaim guarantees room; defensive
-  return span_take(td, segment, static_cast<size_t>(first), slices);
+  return span_take(segment, static_cast<size_t>(first), slices);
 }
 
 void span_free(ThreadData* td, Page* page, bool allow_release) {
@@ -158,10 +165,13 @@ void span_free(ThreadData* td, Page* page, bool allow_release) {
 }
 
 void segment_release(ThreadData* td, Segment* segment) {
-  if (td->spare == nullptr || td->spare == segment) {
-    td->spare = segment;  // keep one empty segment: churn at a page boundary stays cheap
-    return;
+  // Keep a few empty segments mapped (their pages are purged after the delay): churn of
+  // large buffers then reuses address space instead of mapping and unmapping 4 MiB each time.
+  uint32_t spares = 0;
+  for (Segment* s = td->segments; s != nullptr; s = s->next) {
+    if (s != segment && segment_is_empty(s)) ++spares;
   }
+  if (spares < kMaxSpareSegments) return;
   segment_unlink(td, segment);
   segment_unmap(segment);
 }
@@ -193,7 +203,6 @@ void purge_due(ThreadData* td, bool force) {
     Segment* following = s->next;
     if (s->dirty_slices != 0) {
       if (force || s->purge_deadline <= now) {
-        // An empty segment beyond the spare goes back whole; others are purged in place.
         segment_purge(s);
       } else if (next == 0 || s->purge_deadline < next) {
         next = s->purge_deadline;
@@ -211,7 +220,6 @@ void segments_unmap_if_empty(ThreadData* td) {
   while (s != nullptr) {
     Segment* following = s->next;
     if (s->free_slices == (kAllSlices & ~slice_bits(0, kHeaderSlices))) {
-      if (td->spare == s) td->spare = nullptr;
       segment_unlink(td, s);
       segment_unmap(s);
     }

@@ -162,7 +162,6 @@ Heap* thread_heap_init() {
 // ---- abandon and reclaim -----------------------------------------------------------------------
 static void abandon_segments(ThreadData* td) {
   segments_unmap_if_empty(td);
-  td->spare = nullptr;
   Segment* segment = td->segments;
   while (segment != nullptr) {
     Segment* next = segment->next;

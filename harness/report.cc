@@ -206,8 +206,8 @@ void print_report(std::ostream& out, const Json& summary) {
       << summary["seed"].get<std::uint64_t>() << "; effect > 1 = faster than " << baseline << "\n"
       << line;
   for (const Json& cell : summary["cells"]) {
-    const std::string name = cell["workload"].get<std::string>() + " t=" +
-                             std::to_string(cell["threads"].get<unsigned>()) +
+    const std::string name = cell["workload"].get<std::string>() +
+                             " t=" + std::to_string(cell["threads"].get<unsigned>()) +
                              (cell.value("oversubscribed", false) ? " (over)" : "");
     for (const Json& row : cell["allocators"]) {
       std::string effect = "(baseline)";
@@ -240,8 +240,8 @@ void print_report(std::ostream& out, const Json& summary) {
           << "\n";
     }
   }
-  out << "* CI excludes 1.0. n+kF = k failed samples. (over) = more threads than CPUs. samples: " << summary["samples"]["ok"]
-      << " ok, " << summary["samples"]["failed"] << " failed\n";
+  out << "* CI excludes 1.0. n+kF = k failed samples. (over) = more threads than CPUs. samples: "
+      << summary["samples"]["ok"] << " ok, " << summary["samples"]["failed"] << " failed\n";
   for (const Json& u : summary["unavailable_allocators"]) {
     out << "unavailable: " << u["id"].get<std::string>() << ": " << u["reason"].get<std::string>()
         << "\n";

@@ -114,7 +114,7 @@ HS_ALWAYS_INLINE void free_impl(void* p) {
     }
     return;
   }
-  free_generic(segment, page, p);
+  free_generic(page, p);
 }
 
 // Usable bytes from p to the end of its block; 0 for NULL or a pointer we do not own.

@@ -260,8 +260,7 @@ static void check_free(Page* page, void* p, bool owner) {
   }
 }
 
-void free_generic(Segment* segment, Page* page, void* p) {
-  (void)segment;
+void free_generic(Page* page, void* p) {
   if (HS_UNLIKELY(page->block_size == 0)) {
     if (option(hs_option_check_frees) != 0)
       fatal("heapscope: free of a pointer into unused memory", p);
@@ -273,7 +272,6 @@ void free_generic(Segment* segment, Page* page, void* p) {
     huge_free(page);
     return;
   }
-  if (page_flags(page) & kPageAligned) p = block_start(page, p);
   bool owner = page->owner_tid.load(std::memory_order_relaxed) == os::thread_id();
   if (page_flags(page) & kPageChecked) check_free(page, p, owner);
   Block* block = static_cast<Block*>(p);
@@ -298,7 +296,7 @@ void free_unusual(void* p) {
     warning("heapscope: ignoring free of a foreign pointer", p);
     return;
   }
-  free_generic(segment, &segment->pages[0], p);
+  free_generic(&segment->pages[0], p);
 }
 
 // ---- heaps

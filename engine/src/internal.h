@@ -42,7 +42,6 @@ struct HeapCounters {
 
 enum PageFlags : uint8_t {
   kPageInFull = 1,   // page sits in the heap's full list
-  kPageAligned = 2,  // interior pointers may be freed (aligned allocations)
   kPageChecked = 4,  // double/invalid free checks requested
   kPageHuge = 8,     // a dedicated mapping holding one block
 };
@@ -100,7 +99,6 @@ struct Segment {
   uint64_t free_slices;    // bit i: slice i belongs to no page
   uint64_t dirty_slices;   // free slices that may still be resident (to purge)
   int64_t purge_deadline;  // when dirty_slices should be purged (ms), 0 when none pending
-  bool huge_fresh;         // huge mapping straight from the OS: reads as zero
   Page pages[kSlicesPerSegment];
 };
 static_assert(sizeof(Segment) <= kSliceSize * kHeaderSlices);
@@ -185,7 +183,7 @@ void* malloc_sampled(Heap* heap, size_t size);
 void free_unusual(void* p);  // huge tails and foreign pointers
 void heap_delete_migrate(Heap* heap);
 void heap_destroy_pages(Heap* heap);
-void free_generic(Segment* segment, Page* page, void* p);
+void free_generic(Page* page, void* p);
 void page_retire(Heap* heap, Page* page);
 void heap_init(Heap* heap, ThreadData* td, bool is_default);
 void heap_adopt_page(Heap* heap, Page* page);  // put a reclaimed page into heap's queues

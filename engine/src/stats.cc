@@ -103,12 +103,7 @@ int hs_stats_get(hs_stats_t* out) {
   Totals totals{};
   // Dead counters and live heaps are read under the registry lock, which also covers the
   // merge of an exiting heap, so every count is seen exactly once.
-  registry_visit(
-      [](const Heap* heap, void* arg) {
-        if (heap == nullptr) return;
-        add_heap(heap, arg);
-      },
-      &totals);
+  registry_visit([](const Heap* heap, void* arg) { add_heap(heap, arg); }, &totals);
   totals.alloc_count += g_counters.dead_alloc_count.load(std::memory_order_relaxed);
   totals.free_count += g_counters.dead_free_count.load(std::memory_order_relaxed);
   totals.requested += g_counters.dead_requested.load(std::memory_order_relaxed);

@@ -1,0 +1,187 @@
+#include "profiler/symbolizer.h"
+
+#include "common.h"
+
+#if HS_PROFILER
+
+#include <elf.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+
+namespace heapscope::prof {
+
+struct Symbolizer::Symbol {
+  uint64_t value;  // link-time address
+  uint64_t size;
+  const char* name;     // inside the mapped file's string table
+  uint32_t preference;  // among aliases at one address the highest wins: global > weak > local
+};
+
+struct Symbolizer::ModuleSymbols {
+  enum State : uint32_t { kUnloaded = 0, kLoaded, kUnavailable };
+  State state;
+  uint32_t first;  // index of the first symbol in symbols_
+  uint32_t count;
+  void* file;  // the whole ELF file mapped read-only
+  size_t file_size;
+};
+
+namespace {
+
+uint32_t binding_preference(unsigned char info) {
+  switch (ELF64_ST_BIND(info)) {
+    case STB_GLOBAL:
+      return 2;
+    case STB_WEAK:
+      return 1;
+    default:
+      return 0;
+  }
+}
+
+bool in_file(size_t file_size, uint64_t offset, uint64_t len) {
+  return offset <= file_size && len <= file_size - offset;
+}
+
+}  // namespace
+
+Symbolizer::~Symbolizer() {
+  for (size_t i = 0; i < module_count_; ++i) {
+    ModuleSymbols* state = module_state(i);
+    if (state->file != nullptr) munmap(state->file, state->file_size);
+  }
+}
+
+bool Symbolizer::init(size_t module_count) {
+  size_t bytes = module_count * sizeof(ModuleSymbols);
+  uint8_t* memory = modules_.reserve(bytes);
+  if (memory == nullptr && bytes != 0) return false;
+  if (bytes != 0) memset(memory, 0, bytes);
+  modules_.commit(bytes);
+  module_count_ = module_count;
+  return true;
+}
+
+Symbolizer::ModuleSymbols* Symbolizer::module_state(size_t module) {
+  return reinterpret_cast<ModuleSymbols*>(modules_.data()) + module;
+}
+
+const Symbolizer::Symbol* Symbolizer::symbols() const {
+  return reinterpret_cast<const Symbol*>(symbols_.data());
+}
+
+size_t Symbolizer::symbol_count() const { return symbols_.size() / sizeof(Symbol); }
+
+// Drops a partly added table (clear() keeps the memory, so the first `count` stay intact).
+void Symbolizer::truncate_symbols(size_t count) {
+  symbols_.clear();
+  symbols_.commit(count * sizeof(Symbol));
+}
+
+// Appends the defined FUNC (and IFUNC) symbols of the first section of `section_type`.
+// Every offset is checked against the file size: the file is trusted no more than any input.
+bool Symbolizer::add_function_symbols(const uint8_t* file, size_t file_size,
+                                      uint32_t section_type) {
+  Elf64_Ehdr header;
+  memcpy(&header, file, sizeof header);
+  if (header.e_shentsize != sizeof(Elf64_Shdr) ||
+      !in_file(file_size, header.e_shoff, uint64_t{header.e_shnum} * sizeof(Elf64_Shdr))) {
+    return false;
+  }
+  const auto* sections = reinterpret_cast<const Elf64_Shdr*>(file + header.e_shoff);
+  for (size_t s = 0; s < header.e_shnum; ++s) {
+    const Elf64_Shdr& table = sections[s];
+    if (table.sh_type != section_type || table.sh_entsize != sizeof(Elf64_Sym) ||
+        table.sh_link >= header.e_shnum || !in_file(file_size, table.sh_offset, table.sh_size)) {
+      continue;
+    }
+    const Elf64_Shdr& strings = sections[table.sh_link];
+    if (!in_file(file_size, strings.sh_offset, strings.sh_size)) continue;
+    const auto* names = reinterpret_cast<const char*>(file + strings.sh_offset);
+    const auto* syms = reinterpret_cast<const Elf64_Sym*>(file + table.sh_offset);
+    size_t added = 0;
+    for (size_t i = 0; i < table.sh_size / sizeof(Elf64_Sym); ++i) {
+      const Elf64_Sym& sym = syms[i];
+      unsigned type = ELF64_ST_TYPE(sym.st_info);
+      if ((type != STT_FUNC && type != STT_GNU_IFUNC) || sym.st_shndx == SHN_UNDEF ||
+          sym.st_value == 0 || sym.st_name >= strings.sh_size) {
+        continue;
+      }
+      const char* name = names + sym.st_name;
+      if (name[0] == '\0' || memchr(name, '\0', strings.sh_size - sym.st_name) == nullptr) continue;
+      Symbol symbol{sym.st_value, sym.st_size, name, binding_preference(sym.st_info)};
+      if (!symbols_.append(&symbol, sizeof symbol)) return false;
+      ++added;
+    }
+    return added > 0;
+  }
+  return false;
+}
+
+void Symbolizer::load(ModuleSymbols& state, const char* path) {
+  state.state = ModuleSymbols::kUnavailable;
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return;
+  struct stat info;
+  void* file = MAP_FAILED;
+  if (fstat(fd, &info) == 0 && static_cast<size_t>(info.st_size) >= sizeof(Elf64_Ehdr)) {
+    file = mmap(nullptr, static_cast<size_t>(info.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
+  }
+  close(fd);
+  if (file == MAP_FAILED) return;
+  state.file = file;
+  state.file_size = static_cast<size_t>(info.st_size);
+
+  const auto* bytes = static_cast<const uint8_t*>(file);
+  if (memcmp(bytes, ELFMAG, SELFMAG) != 0 || bytes[EI_CLASS] != ELFCLASS64) return;
+  size_t first = symbol_count();
+  bool have_symbols = add_function_symbols(bytes, state.file_size, SHT_SYMTAB);
+  if (!have_symbols) {  // stripped: the dynamic symbols still name the exported functions
+    truncate_symbols(first);
+    have_symbols = add_function_symbols(bytes, state.file_size, SHT_DYNSYM);
+  }
+  if (!have_symbols) {
+    truncate_symbols(first);
+    return;
+  }
+  auto* begin = reinterpret_cast<Symbol*>(symbols_.data()) + first;
+  auto* end = reinterpret_cast<Symbol*>(symbols_.data()) + symbol_count();
+  std::sort(begin, end, [](const Symbol& a, const Symbol& b) {
+    if (a.value != b.value) return a.value < b.value;
+    if (a.preference != b.preference) return a.preference < b.preference;
+    return a.size < b.size;
+  });
+  state.first = static_cast<uint32_t>(first);
+  state.count = static_cast<uint32_t>(symbol_count() - first);
+  state.state = ModuleSymbols::kLoaded;
+}
+
+bool Symbolizer::find(size_t module, const char* path, uint64_t file_address, FoundSymbol* found) {
+  if (module >= module_count_) return false;
+  ModuleSymbols& state = *module_state(module);
+  if (state.state == ModuleSymbols::kUnloaded) load(state, path);
+  if (state.state != ModuleSymbols::kLoaded) return false;
+  const Symbol* begin = symbols() + state.first;
+  const Symbol* end = begin + state.count;
+  // The last symbol starting at or below the address (the preferred alias sorts last).
+  const Symbol* after =
+      std::upper_bound(begin, end, file_address,
+                       [](uint64_t address, const Symbol& s) { return address < s.value; });
+  if (after == begin) return false;
+  const Symbol& symbol = after[-1];
+  bool contains =
+      symbol.size == 0 ? file_address == symbol.value : file_address - symbol.value < symbol.size;
+  if (!contains) return false;
+  found->key = static_cast<uint32_t>(&symbol - symbols());
+  found->name = symbol.name;
+  return true;
+}
+
+}  // namespace heapscope::prof
+
+#endif  // HS_PROFILER

@@ -1,0 +1,192 @@
+// The real reader: profiles written by heapscope, read back by `go tool pprof` (Go 1.19's,
+// the one Debian ships). Fake stacks hold real return addresses inside named functions of this
+// PIE test binary (built with -g, because go tool pprof symbolizes from DWARF only).
+//   text  + binary argument: go resolves the C function from DWARF, unsamples by average size
+//   proto + binary argument: go resolves the C function, values are our estimates
+//   proto-symbolized, no binary: names come from the profile, the C++ one demangled
+// Skips when `go` is not installed. HS_PPROF_KEEP=1 keeps the scratch folder.
+#include <gtest/gtest.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <string>
+
+#include "demo_functions.h"
+#include "profile_fixture.h"
+#include "profiler/profile_writer.h"
+
+namespace hs_test {
+namespace {
+
+bool go_available() { return std::system("command -v go >/dev/null 2>&1") == 0; }
+
+struct CommandResult {
+  int status = -1;
+  std::string output;  // stdout and stderr
+};
+
+// Go's unsampling of one text line (pprof-formats.md §2.4): scale by the average size, then
+// truncate each value.
+std::pair<int64_t, int64_t> go_unsample(uint64_t count, uint64_t bytes, uint64_t period) {
+  if (count == 0 || bytes == 0) return {0, 0};
+  double average = static_cast<double>(bytes) / static_cast<double>(count);
+  double scale = 1.0 / (1.0 - std::exp(-average / static_cast<double>(period)));
+  return {static_cast<int64_t>(static_cast<double>(count) * scale),
+          static_cast<int64_t>(static_cast<double>(bytes) * scale)};
+}
+
+// The sample values of `go tool pprof -raw`, summed per column.
+std::vector<int64_t> raw_totals(const std::string& raw) {
+  std::vector<int64_t> totals;
+  std::istringstream in(raw);
+  bool in_samples = false;
+  static const std::regex kSampleLine(R"(^\s+(-?\d+(?:\s+-?\d+)*):(?:\s+\d+)+\s*$)");
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("Samples:", 0) == 0) {
+      in_samples = true;
+      continue;
+    }
+    if (line.rfind("Locations", 0) == 0) break;
+    std::smatch m;
+    if (!in_samples || !std::regex_match(line, m, kSampleLine)) continue;
+    std::istringstream values(m[1].str());
+    size_t column = 0;
+    for (int64_t v; values >> v; ++column) {
+      if (totals.size() <= column) totals.resize(column + 1);
+      totals[column] += v;
+    }
+  }
+  return totals;
+}
+
+class GoPprof : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!go_available()) GTEST_SKIP() << "go is not installed (apt-get install golang-go)";
+    char pattern[] = "/tmp/hs_go_pprof_XXXXXX";
+    ASSERT_NE(mkdtemp(pattern), nullptr);
+    dir_ = pattern;
+    binary_ = self_exe_path();
+
+    pcs_ = demo_addresses();
+    // At 512 KiB: 3 x 4 KiB from the C function, 2 x 1 MiB from the C++ member function.
+    profile_.add({pcs_.small_c, pcs_.entry}, 3, 4096);
+    profile_.add({pcs_.big_member, pcs_.entry}, 2, 1 << 20);
+  }
+  void TearDown() override {
+    if (!dir_.empty() && std::getenv("HS_PPROF_KEEP") == nullptr) {
+      std::error_code ignored;
+      std::filesystem::remove_all(dir_, ignored);
+    }
+  }
+
+  std::string write_file(const std::string& name, const prof::OsBuffer& data) {
+    std::string path = dir_ + "/" + name;
+    std::ofstream(path, std::ios::binary)
+        .write(reinterpret_cast<const char*>(data.data()),
+               static_cast<std::streamsize>(data.size()));
+    return path;
+  }
+
+  // `go tool pprof <args>` offline, with go's caches in the scratch folder.
+  CommandResult pprof(const std::string& args) {
+    std::string command =
+        "cd '" + dir_ + "' && HOME='" + dir_ + "' GOCACHE='" + dir_ + "/gocache' GOPATH='" + dir_ +
+        "/gopath' GOFLAGS= GOPROXY=off PPROF_TMPDIR='" + dir_ + "' go tool pprof " + args + " 2>&1";
+    CommandResult result;
+    FILE* pipe = popen(command.c_str(), "r");
+    if (pipe == nullptr) return result;
+    char chunk[4096];
+    for (size_t n; (n = fread(chunk, 1, sizeof chunk, pipe)) > 0;) result.output.append(chunk, n);
+    int status = pclose(pipe);
+    result.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    return result;
+  }
+
+  int64_t expected_inuse_estimate() {
+    double total = 0;
+    for (const prof::ProfileStack& s : profile_.stacks()) total += s.live_bytes_estimate;
+    return std::llround(total);
+  }
+
+  std::string dir_;
+  std::string binary_;
+  DemoAddresses pcs_{};
+  FakeProfile profile_{524288, /*accum=*/false};
+};
+
+TEST_F(GoPprof, TextFormatWithBinary) {
+  prof::OsBuffer text;
+  ASSERT_TRUE(prof::write_text_profile(profile_.data(), text));
+  std::string path = write_file("heap.txt", text);
+
+  CommandResult top = pprof("-top '" + binary_ + "' '" + path + "'");
+  ASSERT_EQ(top.status, 0) << top.output;
+  EXPECT_NE(top.output.find("demo_alloc_small_c"), std::string::npos) << top.output;
+  EXPECT_NE(top.output.find("demo_entry_point"), std::string::npos) << top.output;
+
+  // Totals: go unsamples each line by its average size; alloc columns are absent (no accum).
+  CommandResult raw = pprof("-raw '" + binary_ + "' '" + path + "'");
+  ASSERT_EQ(raw.status, 0) << raw.output;
+  EXPECT_NE(raw.output.find("objects/count space/bytes"), std::string::npos) << raw.output;
+  int64_t objects = 0, bytes = 0;
+  for (const prof::ProfileStack& s : profile_.stacks()) {
+    auto [o, b] = go_unsample(s.live_objects, s.live_bytes, 524288);
+    objects += o;
+    bytes += b;
+  }
+  std::vector<int64_t> totals = raw_totals(raw.output);
+  ASSERT_EQ(totals.size(), 2u) << raw.output;
+  EXPECT_NEAR(static_cast<double>(totals[0]), static_cast<double>(objects), 2.0);
+  EXPECT_NEAR(static_cast<double>(totals[1]), static_cast<double>(bytes), 2.0);
+}
+
+TEST_F(GoPprof, ProtoWithBinary) {
+  prof::OsBuffer proto;
+  ASSERT_TRUE(
+      prof::write_proto_profile(profile_.data(), {.symbolize = false, .gzip = true}, proto));
+  std::string path = write_file("heap.pb.gz", proto);
+
+  CommandResult top = pprof("-top '" + binary_ + "' '" + path + "'");
+  ASSERT_EQ(top.status, 0) << top.output;
+  EXPECT_NE(top.output.find("demo_alloc_small_c"), std::string::npos) << top.output;
+
+  CommandResult raw = pprof("-raw '" + binary_ + "' '" + path + "'");
+  ASSERT_EQ(raw.status, 0) << raw.output;
+  EXPECT_NE(raw.output.find("alloc_objects/count alloc_space/bytes inuse_objects/count "
+                            "inuse_space/bytes"),
+            std::string::npos)
+      << raw.output;
+  std::vector<int64_t> totals = raw_totals(raw.output);
+  ASSERT_EQ(totals.size(), 4u) << raw.output;
+  EXPECT_EQ(totals[0], 0);
+  EXPECT_NEAR(static_cast<double>(totals[3]), static_cast<double>(expected_inuse_estimate()), 2.0);
+}
+
+TEST_F(GoPprof, SymbolizedProtoWithoutBinary) {
+  prof::OsBuffer proto;
+  ASSERT_TRUE(prof::write_proto_profile(profile_.data(), {.symbolize = true, .gzip = true}, proto));
+  std::string path = write_file("heap.sym.pb.gz", proto);
+
+  CommandResult top = pprof("-top '" + path + "'");
+  ASSERT_EQ(top.status, 0) << top.output;
+  EXPECT_NE(top.output.find("demo::Holder::allocate_big"), std::string::npos) << top.output;
+  EXPECT_NE(top.output.find("demo_alloc_small_c"), std::string::npos) << top.output;
+  EXPECT_NE(top.output.find("demo_entry_point"), std::string::npos) << top.output;
+
+  CommandResult raw = pprof("-raw '" + path + "'");
+  ASSERT_EQ(raw.status, 0) << raw.output;
+  std::vector<int64_t> totals = raw_totals(raw.output);
+  ASSERT_EQ(totals.size(), 4u) << raw.output;
+  EXPECT_NEAR(static_cast<double>(totals[3]), static_cast<double>(expected_inuse_estimate()), 2.0);
+}
+
+}  // namespace
+}  // namespace hs_test

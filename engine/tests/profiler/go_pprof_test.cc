@@ -14,7 +14,6 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <regex>
 #include <sstream>
 #include <string>
 
@@ -42,23 +41,26 @@ std::pair<int64_t, int64_t> go_unsample(uint64_t count, uint64_t bytes, uint64_t
           static_cast<int64_t>(static_cast<double>(bytes) * scale)};
 }
 
-// The sample values of `go tool pprof -raw`, summed per column.
+// The sample values of `go tool pprof -raw`, summed per column. Sample lines look like
+// "        385    1579015: 1 2 " (values, a colon, location ids) between "Samples:" (plus
+// one line of type names) and "Locations".
 std::vector<int64_t> raw_totals(const std::string& raw) {
   std::vector<int64_t> totals;
   std::istringstream in(raw);
   bool in_samples = false;
-  static const std::regex kSampleLine(R"(^\s+(-?\d+(?:\s+-?\d+)*):(?:\s+\d+)+\s*$)");
   for (std::string line; std::getline(in, line);) {
     if (line.rfind("Samples:", 0) == 0) {
       in_samples = true;
       continue;
     }
     if (line.rfind("Locations", 0) == 0) break;
-    std::smatch m;
-    if (!in_samples || !std::regex_match(line, m, kSampleLine)) continue;
-    std::istringstream values(m[1].str());
+    size_t colon = line.find(':');
+    if (!in_samples || line.empty() || line[0] != ' ' || colon == std::string::npos) continue;
+    std::string values = line.substr(0, colon);
+    if (values.find_first_not_of(" -0123456789") != std::string::npos) continue;  // a label
+    std::istringstream columns(values);
     size_t column = 0;
-    for (int64_t v; values >> v; ++column) {
+    for (int64_t v; columns >> v; ++column) {
       if (totals.size() <= column) totals.resize(column + 1);
       totals[column] += v;
     }

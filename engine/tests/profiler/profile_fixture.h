@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <deque>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "profiler/os_buffer.h"
@@ -73,6 +74,42 @@ inline std::string self_exe_path() {
   char path[4096];
   ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
   return n > 0 ? std::string(path, static_cast<size_t>(n)) : std::string();
+}
+
+// A strict line-shape matcher (std::regex trips GCC 12's -Wmaybe-uninitialized under ASan).
+// In `shape`: 'N' = one or more decimal digits, 'H' = one or more lowercase hex digits,
+// 'S' = zero or more spaces, '*' = the rest of the line (non-empty); anything else is literal.
+// Each N, H and * appends what it matched to `captures`.
+inline bool match_shape(std::string_view text, std::string_view shape,
+                        std::vector<std::string>* captures = nullptr) {
+  auto run = [&](auto accept) {
+    size_t n = 0;
+    while (n < text.size() && accept(text[n])) ++n;
+    return n;
+  };
+  for (char c : shape) {
+    size_t n = 0;
+    if (c == 'N') {
+      n = run([](char x) { return x >= '0' && x <= '9'; });
+      if (n == 0) return false;
+    } else if (c == 'H') {
+      n = run([](char x) { return (x >= '0' && x <= '9') || (x >= 'a' && x <= 'f'); });
+      if (n == 0) return false;
+    } else if (c == 'S') {
+      text.remove_prefix(run([](char x) { return x == ' '; }));
+      continue;
+    } else if (c == '*') {
+      n = text.size();
+      if (n == 0) return false;
+    } else {
+      if (text.empty() || text[0] != c) return false;
+      text.remove_prefix(1);
+      continue;
+    }
+    if (captures != nullptr) captures->emplace_back(text.substr(0, n));
+    text.remove_prefix(n);
+  }
+  return text.empty();
 }
 
 // gzip -d; empty on error.

@@ -1,7 +1,7 @@
 // profile.proto (pprof-formats.md §3), hand-encoded: values already unsampled, addresses are
 // return address - 1, one Mapping per executable segment with the main executable first, and
-// optionally Function/Line filled from the modules' symbol tables. gzip through zlib with
-// allocation hooks on raw pages, so nothing here calls malloc (except the demangler).
+// optionally Function/Line filled from the modules' symbol tables. Nothing here calls malloc
+// (except the demangler); gzip_append (proto_encoder) keeps zlib on raw pages too.
 //
 // Layout written: sample_type x4, sample*, mapping*, location*, function*, string_table*,
 // time_nanos, period_type, period, comment, default_sample_type.
@@ -14,8 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <zlib.h>
 
 #include "profiler/modules.h"
 #include "profiler/profile_writer.h"
@@ -357,56 +355,13 @@ class ProtoBuilder {
   Symbolizer symbolizer_;
 };
 
-// ---- gzip: zlib's allocations on raw pages -------------------------------------------------
-
-// Each block carries its mapping length in front, for zfree.
-void* zlib_alloc(void* /*opaque*/, uInt items, uInt size) {
-  size_t bytes = size_t{items} * size + 16;
-  void* memory = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (memory == MAP_FAILED) return Z_NULL;
-  *static_cast<size_t*>(memory) = bytes;
-  return static_cast<uint8_t*>(memory) + 16;
-}
-
-void zlib_free(void* /*opaque*/, void* address) {
-  if (address == Z_NULL) return;
-  void* block = static_cast<uint8_t*>(address) - 16;
-  munmap(block, *static_cast<size_t*>(block));
-}
-
-bool gzip_append(const OsBuffer& input, OsBuffer& out) {
-  if (input.size() > UINT32_MAX) return false;  // zlib counts in uInt
-  z_stream stream{};
-  stream.zalloc = zlib_alloc;
-  stream.zfree = zlib_free;
-  constexpr int kGzipWindowBits = 15 + 16;  // +16: gzip wrapper instead of zlib's
-  if (deflateInit2(&stream, Z_DEFAULT_COMPRESSION, Z_DEFLATED, kGzipWindowBits, 8,
-                   Z_DEFAULT_STRATEGY) != Z_OK) {
-    return false;
-  }
-  // deflateBound covers the worst case, so one deflate call finishes the stream.
-  size_t bound = deflateBound(&stream, static_cast<uLong>(input.size()));
-  uint8_t* target = out.reserve(bound);
-  bool ok = false;
-  if (target != nullptr) {
-    stream.next_in = const_cast<Bytef*>(input.data());
-    stream.avail_in = static_cast<uInt>(input.size());
-    stream.next_out = target;
-    stream.avail_out = static_cast<uInt>(bound);
-    ok = deflate(&stream, Z_FINISH) == Z_STREAM_END;
-    if (ok) out.commit(bound - stream.avail_out);
-  }
-  deflateEnd(&stream);
-  return ok;
-}
-
 }  // namespace
 
 bool write_proto_profile(const ProfileData& profile, const ProtoOptions& options, OsBuffer& out) {
   ProtoBuilder builder(profile, options);
   if (!options.gzip) return builder.build(out);
   OsBuffer encoded;
-  return builder.build(encoded) && gzip_append(encoded, out);
+  return builder.build(encoded) && proto::gzip_append(encoded, out);
 }
 
 }  // namespace heapscope::prof

@@ -4,7 +4,8 @@
 //   text  + binary argument: go resolves the C function from DWARF, unsamples by average size
 //   proto + binary argument: go resolves the C function, values are our estimates
 //   proto-symbolized, no binary: names come from the profile, the C++ one demangled
-// Skips when `go` is not installed. HS_PPROF_KEEP=1 keeps the scratch folder.
+// and the text format through gperftools' perl google-pprof, when installed.
+// Each reader's tests skip when it is not installed. HS_PPROF_KEEP=1 keeps the scratch folder.
 #include <gtest/gtest.h>
 #include <stdlib.h>
 #include <sys/wait.h>
@@ -24,7 +25,9 @@
 namespace hs_test {
 namespace {
 
-bool go_available() { return std::system("command -v go >/dev/null 2>&1") == 0; }
+bool tool_available(const std::string& name) {
+  return std::system(("command -v " + name + " >/dev/null 2>&1").c_str()) == 0;
+}
 
 struct CommandResult {
   int status = -1;
@@ -68,10 +71,10 @@ std::vector<int64_t> raw_totals(const std::string& raw) {
   return totals;
 }
 
-class GoPprof : public ::testing::Test {
+// A scratch folder, the fake profile, and a way to run a reader offline.
+class RealReaderTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!go_available()) GTEST_SKIP() << "go is not installed (apt-get install golang-go)";
     char pattern[] = "/tmp/hs_go_pprof_XXXXXX";
     ASSERT_NE(mkdtemp(pattern), nullptr);
     dir_ = pattern;
@@ -99,9 +102,13 @@ class GoPprof : public ::testing::Test {
 
   // `go tool pprof <args>` offline, with go's caches in the scratch folder.
   CommandResult pprof(const std::string& args) {
-    std::string command =
-        "cd '" + dir_ + "' && HOME='" + dir_ + "' GOCACHE='" + dir_ + "/gocache' GOPATH='" + dir_ +
-        "/gopath' GOFLAGS= GOPROXY=off PPROF_TMPDIR='" + dir_ + "' go tool pprof " + args + " 2>&1";
+    return run("GOCACHE='" + dir_ + "/gocache' GOPATH='" + dir_ +
+               "/gopath' GOFLAGS= GOPROXY=off PPROF_TMPDIR='" + dir_ + "' go tool pprof " + args);
+  }
+
+  // Runs `command_line` in the scratch folder (also its HOME); stdout and stderr together.
+  CommandResult run(const std::string& command_line) {
+    std::string command = "cd '" + dir_ + "' && HOME='" + dir_ + "' " + command_line + " 2>&1";
     CommandResult result;
     FILE* pipe = popen(command.c_str(), "r");
     if (pipe == nullptr) return result;
@@ -122,6 +129,24 @@ class GoPprof : public ::testing::Test {
   std::string binary_;
   DemoAddresses pcs_{};
   FakeProfile profile_{524288, /*accum=*/false};
+};
+
+class GoPprof : public RealReaderTest {
+ protected:
+  void SetUp() override {
+    if (!tool_available("go")) GTEST_SKIP() << "go is not installed (apt-get install golang-go)";
+    RealReaderTest::SetUp();
+  }
+};
+
+// gperftools' perl google-pprof (Debian google-perftools; gone from gperftools 2.17) reads
+// the text format only, symbolizing with nm/addr2line and demangling with c++filt.
+class PerlPprof : public RealReaderTest {
+ protected:
+  void SetUp() override {
+    if (!tool_available("google-pprof")) GTEST_SKIP() << "google-pprof is not installed";
+    RealReaderTest::SetUp();
+  }
 };
 
 TEST_F(GoPprof, TextFormatWithBinary) {
@@ -188,6 +213,23 @@ TEST_F(GoPprof, SymbolizedProtoWithoutBinary) {
   std::vector<int64_t> totals = raw_totals(raw.output);
   ASSERT_EQ(totals.size(), 4u) << raw.output;
   EXPECT_NEAR(static_cast<double>(totals[3]), static_cast<double>(expected_inuse_estimate()), 2.0);
+}
+
+TEST_F(PerlPprof, TextFormatWithBinary) {
+  prof::OsBuffer text;
+  ASSERT_TRUE(prof::write_text_profile(profile_.data(), text));
+  std::string path = write_file("heap.txt", text);
+
+  CommandResult top = run("google-pprof --text '" + binary_ + "' '" + path + "'");
+  ASSERT_EQ(top.status, 0) << top.output;
+  EXPECT_NE(top.output.find("demo::Holder::allocate_big"), std::string::npos) << top.output;
+  EXPECT_NE(top.output.find("demo_alloc_small_c"), std::string::npos) << top.output;
+  EXPECT_NE(top.output.find("demo_entry_point"), std::string::npos) << top.output;
+  // "Total: 3.8 MB": perl unsamples like go but keeps fractions.
+  size_t at = top.output.find("Total: ");
+  ASSERT_NE(at, std::string::npos) << top.output;
+  double megabytes = std::strtod(top.output.c_str() + at + 7, nullptr);
+  EXPECT_NEAR(megabytes, static_cast<double>(expected_inuse_estimate()) / (1 << 20), 0.06);
 }
 
 }  // namespace

@@ -15,6 +15,12 @@
 namespace heapscope::harness {
 namespace {
 
+bool contains(const std::vector<std::string>& v, const std::string& s) {
+  return std::find(v.begin(), v.end(), s) != v.end();
+}
+
+}  // namespace
+
 ProbeCommand self_probe() {
   std::error_code ec;
   return {std::filesystem::canonical("/proc/self/exe", ec).string(), "probe"};
@@ -33,12 +39,6 @@ std::string utc_now() {
   std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
   return buf;
 }
-
-bool contains(const std::vector<std::string>& v, const std::string& s) {
-  return std::find(v.begin(), v.end(), s) != v.end();
-}
-
-}  // namespace
 
 std::string hex64(std::uint64_t v) {
   char buf[19];

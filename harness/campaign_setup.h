@@ -38,4 +38,10 @@ void check_same_campaign(const Json& raw, const ResolvedCampaign& campaign,
 
 std::string hex64(std::uint64_t v);
 
+// Shared with `hsbench app` (app_campaign.h): the probe command that re-runs this hsbench,
+// a fresh random 64-bit seed, and the current UTC time as recorded in raw runs.
+ProbeCommand self_probe();
+std::uint64_t fresh_seed();
+std::string utc_now();
+
 }  // namespace heapscope::harness

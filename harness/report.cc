@@ -8,6 +8,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "app_report.h"
 #include "stats/bootstrap_seed.h"
 #include "stats/paired_effect.h"
 #include "stats/quantile.h"
@@ -32,16 +33,6 @@ struct Cell {
 
 Json number_or_null(double v) { return std::isfinite(v) ? Json(v) : Json(); }
 
-Json summary_json(const stats::Summary& s) {
-  return {{"median", number_or_null(s.median)},
-          {"q1", number_or_null(s.q1)},
-          {"q3", number_or_null(s.q3)},
-          {"iqr", number_or_null(s.iqr)},
-          {"min", number_or_null(s.min)},
-          {"max", number_or_null(s.max)},
-          {"relative_iqr", number_or_null(s.relative_iqr)}};
-}
-
 Json effect_json(const Cell& cell, const std::string& cand, const std::string& base,
                  std::uint64_t seed) {
   const auto cit = cell.ok.find(cand);
@@ -61,8 +52,23 @@ Json effect_json(const Cell& cell, const std::string& cand, const std::string& b
       cell.workload + "/" + std::to_string(cell.threads) + "/ops_per_sec/" + cand + "/" + base;
   stats::BootstrapConfig config;
   config.seed = stats::bootstrap_seed(seed, key);
-  const stats::PairedEffect e =
-      stats::paired_effect(c, b, stats::Direction::kHigherIsBetter, config);
+  return paired_effect_to_json(
+      stats::paired_effect(c, b, stats::Direction::kHigherIsBetter, config));
+}
+
+}  // namespace
+
+Json summary_to_json(const stats::Summary& s) {
+  return {{"median", number_or_null(s.median)},
+          {"q1", number_or_null(s.q1)},
+          {"q3", number_or_null(s.q3)},
+          {"iqr", number_or_null(s.iqr)},
+          {"min", number_or_null(s.min)},
+          {"max", number_or_null(s.max)},
+          {"relative_iqr", number_or_null(s.relative_iqr)}};
+}
+
+Json paired_effect_to_json(const stats::PairedEffect& e) {
   Json j{{"paired_blocks", e.blocks},
          {"effect", number_or_null(e.effect)},
          {"ci_low", number_or_null(e.ci_low)},
@@ -75,9 +81,8 @@ Json effect_json(const Cell& cell, const std::string& cand, const std::string& b
   return j;
 }
 
-}  // namespace
-
 Json summarize_raw_run(const Json& raw, const std::string& baseline_override) {
+  if (is_app_run(raw)) return summarize_app_run(raw, baseline_override);
   const std::string baseline =
       baseline_override.empty() ? raw.value("baseline", std::string("glibc")) : baseline_override;
   const auto seed = raw["seed"].get<std::uint64_t>();
@@ -158,7 +163,7 @@ Json summarize_raw_run(const Json& raw, const std::string& baseline_override) {
       Json row{{"allocator", id},
                {"n", rates.size()},
                {"failed", failed_it == cell.failed.end() ? 0 : failed_it->second},
-               {"ops_per_sec", summary_json(stats::summarize(rates))},
+               {"ops_per_sec", summary_to_json(stats::summarize(rates))},
                {"peak_rss_bytes", {{"median", number_or_null(stats::median(rss))}}}};
       row["effect_vs_baseline"] = id == baseline ? Json() : effect_json(cell, id, baseline, seed);
       allocs.push_back(row);
@@ -191,6 +196,10 @@ Json summarize_raw_run(const Json& raw, const std::string& baseline_override) {
 }
 
 void print_report(std::ostream& out, const Json& summary) {
+  if (summary.contains("application")) {
+    print_app_report(out, summary);
+    return;
+  }
   const std::string baseline = summary["baseline"].get<std::string>();
   auto num = [](const Json& v, int digits, double scale) {
     if (!v.is_number()) return std::string("-");

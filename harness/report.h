@@ -16,15 +16,26 @@
 
 #include "raw_run.h"
 
+namespace heapscope::stats {
+struct Summary;
+struct PairedEffect;
+}  // namespace heapscope::stats
+
 namespace heapscope::harness {
 
 inline constexpr const char* kSummarySchema = "heapscope.campaign-summary";
 inline constexpr int kSummarySchemaVersion = 1;
 
+// An application run (`hsbench app`, a raw run with "application") is summarized by
+// app_report.h instead: wall time as the metric, lower is better.
 // baseline: empty = the run's baseline (mimalloc when present, else glibc). Throws
 // RawRunError when the baseline is not in the run.
 Json summarize_raw_run(const Json& raw, const std::string& baseline);
 
 void print_report(std::ostream& out, const Json& summary);
+
+// The JSON forms shared by every summary (campaigns and applications).
+Json summary_to_json(const stats::Summary& s);
+Json paired_effect_to_json(const stats::PairedEffect& e);
 
 }  // namespace heapscope::harness

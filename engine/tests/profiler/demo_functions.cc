@@ -1,3 +1,6 @@
+// Its own translation unit with no static initialisers: go tool pprof (Go 1.19) names frames
+// from DWARF and fails on units whose line sequences are out of address order (see
+// alloc_chain.cc).
 #include "demo_functions.h"
 
 #define DEMO_NOINLINE __attribute__((noinline))

@@ -7,32 +7,17 @@
 // and the text format through gperftools' perl google-pprof, when installed.
 // Each reader's tests skip when it is not installed. HS_PPROF_KEEP=1 keeps the scratch folder.
 #include <gtest/gtest.h>
-#include <stdlib.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <cmath>
-#include <cstdio>
-#include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <string>
 
 #include "demo_functions.h"
 #include "profile_fixture.h"
 #include "profiler/profile_writer.h"
+#include "reader_support.h"
 
 namespace hs_test {
 namespace {
-
-bool tool_available(const std::string& name) {
-  return std::system(("command -v " + name + " >/dev/null 2>&1").c_str()) == 0;
-}
-
-struct CommandResult {
-  int status = -1;
-  std::string output;  // stdout and stderr
-};
 
 // Go's unsampling of one text line (pprof-formats.md §2.4): scale by the average size, then
 // truncate each value.
@@ -44,80 +29,23 @@ std::pair<int64_t, int64_t> go_unsample(uint64_t count, uint64_t bytes, uint64_t
           static_cast<int64_t>(static_cast<double>(bytes) * scale)};
 }
 
-// The sample values of `go tool pprof -raw`, summed per column. Sample lines look like
-// "        385    1579015: 1 2 " (values, a colon, location ids) between "Samples:" (plus
-// one line of type names) and "Locations".
-std::vector<int64_t> raw_totals(const std::string& raw) {
-  std::vector<int64_t> totals;
-  std::istringstream in(raw);
-  bool in_samples = false;
-  for (std::string line; std::getline(in, line);) {
-    if (line.rfind("Samples:", 0) == 0) {
-      in_samples = true;
-      continue;
-    }
-    if (line.rfind("Locations", 0) == 0) break;
-    size_t colon = line.find(':');
-    if (!in_samples || line.empty() || line[0] != ' ' || colon == std::string::npos) continue;
-    std::string values = line.substr(0, colon);
-    if (values.find_first_not_of(" -0123456789") != std::string::npos) continue;  // a label
-    std::istringstream columns(values);
-    size_t column = 0;
-    for (int64_t v; columns >> v; ++column) {
-      if (totals.size() <= column) totals.resize(column + 1);
-      totals[column] += v;
-    }
-  }
-  return totals;
-}
-
-// A scratch folder, the fake profile, and a way to run a reader offline.
+// The fake profile, written into a scratch folder for a reader.
 class RealReaderTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    char pattern[] = "/tmp/hs_go_pprof_XXXXXX";
-    ASSERT_NE(mkdtemp(pattern), nullptr);
-    dir_ = pattern;
+    ASSERT_FALSE(dir_.path().empty());
     binary_ = self_exe_path();
-
     pcs_ = demo_addresses();
     // At 512 KiB: 3 x 4 KiB from the C function, 2 x 1 MiB from the C++ member function.
     profile_.add({pcs_.small_c, pcs_.entry}, 3, 4096);
     profile_.add({pcs_.big_member, pcs_.entry}, 2, 1 << 20);
   }
-  void TearDown() override {
-    if (!dir_.empty() && std::getenv("HS_PPROF_KEEP") == nullptr) {
-      std::error_code ignored;
-      std::filesystem::remove_all(dir_, ignored);
-    }
-  }
 
   std::string write_file(const std::string& name, const prof::OsBuffer& data) {
-    std::string path = dir_ + "/" + name;
-    std::ofstream(path, std::ios::binary)
-        .write(reinterpret_cast<const char*>(data.data()),
-               static_cast<std::streamsize>(data.size()));
-    return path;
+    return dir_.write(name, data.data(), data.size());
   }
-
-  // `go tool pprof <args>` offline, with go's caches in the scratch folder.
-  CommandResult pprof(const std::string& args) {
-    return run("GOCACHE='" + dir_ + "/gocache' GOPATH='" + dir_ +
-               "/gopath' GOFLAGS= GOPROXY=off PPROF_TMPDIR='" + dir_ + "' go tool pprof " + args);
-  }
-
-  // Runs `command_line` in the scratch folder (also its HOME); stdout and stderr together.
-  CommandResult run(const std::string& command_line) {
-    std::string command = "cd '" + dir_ + "' && HOME='" + dir_ + "' " + command_line + " 2>&1";
-    CommandResult result;
-    FILE* pipe = popen(command.c_str(), "r");
-    if (pipe == nullptr) return result;
-    char chunk[4096];
-    for (size_t n; (n = fread(chunk, 1, sizeof chunk, pipe)) > 0;) result.output.append(chunk, n);
-    int status = pclose(pipe);
-    result.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    return result;
-  }
+  CommandResult pprof(const std::string& args) { return dir_.go_pprof(args); }
+  CommandResult run(const std::string& command_line) { return dir_.run(command_line); }
 
   int64_t expected_inuse_estimate() {
     double total = 0;
@@ -125,7 +53,7 @@ class RealReaderTest : public ::testing::Test {
     return std::llround(total);
   }
 
-  std::string dir_;
+  ScratchDir dir_;
   std::string binary_;
   DemoAddresses pcs_{};
   FakeProfile profile_{524288, /*accum=*/false};

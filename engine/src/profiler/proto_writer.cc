@@ -45,6 +45,7 @@ struct Mapping {  // id = index + 1
   uint64_t load_bias;
   uint64_t filename;  // string index
   uint64_t build_id;  // string index
+  bool is_main;
   bool has_functions;
 };
 
@@ -133,6 +134,7 @@ class ProtoBuilder {
                     segment.load_bias,
                     self->strings_.intern(segment.path),
                     self->strings_.intern(segment.build_id),
+                    segment.is_main,
                     false};
     return push(self->mappings_, mapping);
   }
@@ -240,9 +242,11 @@ class ProtoBuilder {
       Location location = items<Location>(locations_)[i];
       if (location.mapping_id == 0) continue;
       Mapping& mapping = items<Mapping>(mappings_)[location.mapping_id - 1];
+      // The running executable through /proc/self/exe: right even if its file was replaced.
+      const char* file = mapping.is_main ? "/proc/self/exe" : strings_.at(mapping.filename);
       FoundSymbol symbol;
-      if (!symbolizer_.find(location.mapping_id - 1, strings_.at(mapping.filename),
-                            location.pc - 1 - mapping.load_bias, &symbol)) {
+      if (!symbolizer_.find(location.mapping_id - 1, file, location.pc - 1 - mapping.load_bias,
+                            &symbol)) {
         continue;
       }
       uint32_t function_id = function_for(symbol);

@@ -126,6 +126,34 @@ inline size_t usable_size_impl(const void* p) {
   return static_cast<size_t>(start + page->block_size - static_cast<const uint8_t*>(p));
 }
 
+// Allocations that bypass heap_malloc (huge aligned or zeroed blocks) charge the profiler's
+// countdown here, after the fact.
+HS_ALWAYS_INLINE void* charge_sample(Heap* heap, void* p, size_t size) {
+#if HS_PROFILER
+  if (p != nullptr && HS_UNLIKELY((heap->sample_countdown -= static_cast<int64_t>(size)) < 0) &&
+      sample_countdown_expired(heap, size)) {
+    record_sample(heap, p, size);
+  }
+#else
+  (void)heap;
+  (void)size;
+#endif
+  return p;
+}
+
+// An in-place realloc/expand of p (new requested size): tell the profiler if p is a sample.
+HS_ALWAYS_INLINE void note_resize_in_place(void* p, size_t new_size) {
+#if HS_PROFILER
+  Page* page = page_of(p);
+  if (HS_UNLIKELY(page != nullptr && (page_flags(page) & kPageSampled) != 0)) {
+    sampled_resize(page, p, new_size);
+  }
+#else
+  (void)p;
+  (void)new_size;
+#endif
+}
+
 inline bool is_valid_alignment(size_t alignment) {
   return alignment != 0 && (alignment & (alignment - 1)) == 0;
 }
@@ -157,7 +185,7 @@ inline void* heap_malloc_aligned(Heap* heap, size_t size, size_t alignment) {
   }
   void* p = huge_alloc(heap, size, alignment, false);
   if (p == nullptr) errno = ENOMEM;
-  return p;
+  return charge_sample(heap, p, size);
 }
 
 // Zeroing allocation: the whole usable size reads zero (see the rezalloc rules in heapscope.h).
@@ -170,7 +198,7 @@ inline void* heap_zalloc_aligned(Heap* heap, size_t size, size_t alignment) {
     }
     void* p = huge_alloc(heap, size, 0, true);  // fresh mappings are already zero
     if (p == nullptr) errno = ENOMEM;
-    return p;
+    return charge_sample(heap, p, size);
   }
   void* p = heap_malloc_aligned(heap, size, alignment);
   if (p != nullptr) memset(p, 0, usable_size_impl(p));
@@ -204,6 +232,7 @@ inline void* realloc_impl(void* p, size_t new_size, size_t alignment, bool zero)
   bool aligned_ok = (reinterpret_cast<uintptr_t>(p) & (alignment - 1)) == 0;
   if (new_size <= usable && new_size >= usable / 2 && aligned_ok) {
     if (zero) memset(static_cast<uint8_t*>(p) + new_size, 0, usable - new_size);
+    note_resize_in_place(p, new_size);
     return p;
   }
   void* q = heap_malloc_aligned(heap, new_size, alignment);

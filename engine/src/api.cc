@@ -6,35 +6,37 @@ using namespace heapscope;
 
 extern "C" {
 
-void* hs_malloc(size_t size) { return malloc_impl(size); }
+HS_TEXT void* hs_malloc(size_t size) { return malloc_impl(size); }
 
-void* hs_zalloc(size_t size) { return heap_zalloc_aligned(tls_heap, size, kMinAlign); }
+HS_TEXT void* hs_zalloc(size_t size) { return heap_zalloc_aligned(tls_heap, size, kMinAlign); }
 
-void* hs_calloc(size_t count, size_t size) {
+HS_TEXT void* hs_calloc(size_t count, size_t size) {
   size_t total;
   if (mul_overflows(count, size, &total)) return nullptr;
   return heap_zalloc_aligned(tls_heap, total, kMinAlign);
 }
 
-void* hs_realloc(void* p, size_t new_size) { return realloc_impl(p, new_size, kMinAlign, false); }
+HS_TEXT void* hs_realloc(void* p, size_t new_size) {
+  return realloc_impl(p, new_size, kMinAlign, false);
+}
 
-void* hs_reallocarray(void* p, size_t count, size_t size) {
+HS_TEXT void* hs_reallocarray(void* p, size_t count, size_t size) {
   size_t total;
   if (mul_overflows(count, size, &total)) return nullptr;
   return realloc_impl(p, total, kMinAlign, false);
 }
 
-void hs_free(void* p) { free_impl(p); }
+HS_TEXT void hs_free(void* p) { free_impl(p); }
 
-void hs_free_sized(void* p, size_t size) {
+HS_TEXT void hs_free_sized(void* p, size_t size) {
   (void)size;
   free_impl(p);
 }
 
-size_t hs_usable_size(const void* p) { return usable_size_impl(p); }
+HS_TEXT size_t hs_usable_size(const void* p) { return usable_size_impl(p); }
 
 // ---- aligned ----------------------------------------------------------------------------------
-void* hs_malloc_aligned(size_t size, size_t alignment) {
+HS_TEXT void* hs_malloc_aligned(size_t size, size_t alignment) {
   if (!is_valid_alignment(alignment)) {
     errno = EINVAL;
     return nullptr;
@@ -42,7 +44,7 @@ void* hs_malloc_aligned(size_t size, size_t alignment) {
   return heap_malloc_aligned(tls_heap, size, alignment);
 }
 
-void* hs_zalloc_aligned(size_t size, size_t alignment) {
+HS_TEXT void* hs_zalloc_aligned(size_t size, size_t alignment) {
   if (!is_valid_alignment(alignment)) {
     errno = EINVAL;
     return nullptr;
@@ -50,13 +52,13 @@ void* hs_zalloc_aligned(size_t size, size_t alignment) {
   return heap_zalloc_aligned(tls_heap, size, alignment);
 }
 
-void* hs_calloc_aligned(size_t count, size_t size, size_t alignment) {
+HS_TEXT void* hs_calloc_aligned(size_t count, size_t size, size_t alignment) {
   size_t total;
   if (mul_overflows(count, size, &total)) return nullptr;
   return hs_zalloc_aligned(total, alignment);
 }
 
-void* hs_realloc_aligned(void* p, size_t new_size, size_t alignment) {
+HS_TEXT void* hs_realloc_aligned(void* p, size_t new_size, size_t alignment) {
   if (!is_valid_alignment(alignment)) {
     errno = EINVAL;
     return nullptr;
@@ -64,7 +66,7 @@ void* hs_realloc_aligned(void* p, size_t new_size, size_t alignment) {
   return realloc_impl(p, new_size, alignment, false);
 }
 
-int hs_posix_memalign(void** out, size_t alignment, size_t size) {
+HS_TEXT int hs_posix_memalign(void** out, size_t alignment, size_t size) {
   if (!is_valid_alignment(alignment) || alignment < sizeof(void*)) return EINVAL;
   int saved = errno;
   void* p = heap_malloc_aligned(tls_heap, size, alignment);
@@ -74,13 +76,19 @@ int hs_posix_memalign(void** out, size_t alignment, size_t size) {
   return 0;
 }
 
-void* hs_aligned_alloc(size_t alignment, size_t size) { return hs_malloc_aligned(size, alignment); }
+HS_TEXT void* hs_aligned_alloc(size_t alignment, size_t size) {
+  return hs_malloc_aligned(size, alignment);
+}
 
-void* hs_memalign(size_t alignment, size_t size) { return hs_malloc_aligned(size, alignment); }
+HS_TEXT void* hs_memalign(size_t alignment, size_t size) {
+  return hs_malloc_aligned(size, alignment);
+}
 
-void* hs_valloc(size_t size) { return heap_malloc_aligned(tls_heap, size, os::page_size()); }
+HS_TEXT void* hs_valloc(size_t size) {
+  return heap_malloc_aligned(tls_heap, size, os::page_size());
+}
 
-void* hs_pvalloc(size_t size) {
+HS_TEXT void* hs_pvalloc(size_t size) {
   size_t page = os::page_size();
   if (size > kMaxAllocSize) {
     errno = ENOMEM;
@@ -91,15 +99,17 @@ void* hs_pvalloc(size_t size) {
 }
 
 // ---- zeroing / expanding -----------------------------------------------------------------------
-void* hs_rezalloc(void* p, size_t new_size) { return realloc_impl(p, new_size, kMinAlign, true); }
+HS_TEXT void* hs_rezalloc(void* p, size_t new_size) {
+  return realloc_impl(p, new_size, kMinAlign, true);
+}
 
-void* hs_recalloc(void* p, size_t count, size_t size) {
+HS_TEXT void* hs_recalloc(void* p, size_t count, size_t size) {
   size_t total;
   if (mul_overflows(count, size, &total)) return nullptr;
   return realloc_impl(p, total, kMinAlign, true);
 }
 
-void* hs_rezalloc_aligned(void* p, size_t new_size, size_t alignment) {
+HS_TEXT void* hs_rezalloc_aligned(void* p, size_t new_size, size_t alignment) {
   if (!is_valid_alignment(alignment)) {
     errno = EINVAL;
     return nullptr;
@@ -107,16 +117,18 @@ void* hs_rezalloc_aligned(void* p, size_t new_size, size_t alignment) {
   return realloc_impl(p, new_size, alignment, true);
 }
 
-void* hs_recalloc_aligned(void* p, size_t count, size_t size, size_t alignment) {
+HS_TEXT void* hs_recalloc_aligned(void* p, size_t count, size_t size, size_t alignment) {
   size_t total;
   if (mul_overflows(count, size, &total)) return nullptr;
   return hs_rezalloc_aligned(p, total, alignment);
 }
 
-void* hs_expand(void* p, size_t new_size) {
+HS_TEXT void* hs_expand(void* p, size_t new_size) {
   if (p == nullptr) return nullptr;
   size_t usable = usable_size_impl(p);
-  return new_size <= usable ? p : nullptr;
+  if (new_size > usable) return nullptr;
+  note_resize_in_place(p, new_size);
+  return p;
 }
 
 // ---- first-class heaps -------------------------------------------------------------------------
@@ -124,7 +136,7 @@ struct hs_heap_s {};  // opaque to callers; the pointer is an engine Heap
 
 static Heap* to_heap(hs_heap_t* heap) { return reinterpret_cast<Heap*>(heap); }
 
-hs_heap_t* hs_heap_new(void) {
+HS_TEXT hs_heap_t* hs_heap_new(void) {
   Heap* owner = thread_heap_init();
   if (owner == nullptr) return nullptr;
   Heap* heap = heap_struct_alloc();
@@ -150,7 +162,7 @@ static bool unlink_user_heap(Heap* heap) {
   return false;
 }
 
-void hs_heap_delete(hs_heap_t* handle) {
+HS_TEXT void hs_heap_delete(hs_heap_t* handle) {
   Heap* heap = to_heap(handle);
   if (!unlink_user_heap(heap)) return;
   heap_delete_migrate(heap);
@@ -158,7 +170,7 @@ void hs_heap_delete(hs_heap_t* handle) {
   heap_struct_free(heap);
 }
 
-void hs_heap_destroy(hs_heap_t* handle) {
+HS_TEXT void hs_heap_destroy(hs_heap_t* handle) {
   Heap* heap = to_heap(handle);
   if (!unlink_user_heap(heap)) return;
   heap_destroy_pages(heap);
@@ -166,28 +178,35 @@ void hs_heap_destroy(hs_heap_t* handle) {
   heap_struct_free(heap);
 }
 
-hs_heap_t* hs_heap_get_default(void) { return reinterpret_cast<hs_heap_t*>(thread_heap_init()); }
+HS_TEXT hs_heap_t* hs_heap_get_default(void) {
+  return reinterpret_cast<hs_heap_t*>(thread_heap_init());
+}
 
-void* hs_heap_malloc(hs_heap_t* heap, size_t size) { return heap_malloc(to_heap(heap), size); }
+HS_TEXT void* hs_heap_malloc(hs_heap_t* heap, size_t size) {
+  return heap_malloc(to_heap(heap), size);
+}
 
-void* hs_heap_zalloc(hs_heap_t* heap, size_t size) {
+HS_TEXT void* hs_heap_zalloc(hs_heap_t* heap, size_t size) {
   return heap_zalloc_aligned(to_heap(heap), size, kMinAlign);
 }
 
-void* hs_heap_calloc(hs_heap_t* heap, size_t count, size_t size) {
+HS_TEXT void* hs_heap_calloc(hs_heap_t* heap, size_t count, size_t size) {
   size_t total;
   if (mul_overflows(count, size, &total)) return nullptr;
   return heap_zalloc_aligned(to_heap(heap), total, kMinAlign);
 }
 
-void* hs_heap_realloc(hs_heap_t* handle, void* p, size_t new_size) {
+HS_TEXT void* hs_heap_realloc(hs_heap_t* handle, void* p, size_t new_size) {
   if (p == nullptr) return heap_malloc(to_heap(handle), new_size);
   if (new_size == 0) {
     free_impl(p);
     return nullptr;
   }
   size_t usable = usable_size_impl(p);
-  if (new_size <= usable && new_size >= usable / 2) return p;
+  if (new_size <= usable && new_size >= usable / 2) {
+    note_resize_in_place(p, new_size);
+    return p;
+  }
   void* q = heap_malloc(to_heap(handle), new_size);
   if (q == nullptr) return nullptr;
   memcpy(q, p, usable < new_size ? usable : new_size);
@@ -195,7 +214,7 @@ void* hs_heap_realloc(hs_heap_t* handle, void* p, size_t new_size) {
   return q;
 }
 
-void* hs_heap_malloc_aligned(hs_heap_t* heap, size_t size, size_t alignment) {
+HS_TEXT void* hs_heap_malloc_aligned(hs_heap_t* heap, size_t size, size_t alignment) {
   if (!is_valid_alignment(alignment)) {
     errno = EINVAL;
     return nullptr;
@@ -203,15 +222,15 @@ void* hs_heap_malloc_aligned(hs_heap_t* heap, size_t size, size_t alignment) {
   return heap_malloc_aligned(to_heap(heap), size, alignment);
 }
 
-int hs_heap_contains(const hs_heap_t* heap, const void* p) {
+HS_TEXT int hs_heap_contains(const hs_heap_t* heap, const void* p) {
   const Page* page = page_of(p);
   if (page == nullptr || page->block_size == 0) return 0;
   return __atomic_load_n(&page->heap, __ATOMIC_RELAXED) == reinterpret_cast<const Heap*>(heap);
 }
 
-int hs_is_in_heap_region(const void* p) { return page_of(p) != nullptr; }
+HS_TEXT int hs_is_in_heap_region(const void* p) { return page_of(p) != nullptr; }
 
-void hs_collect(int force) {
+HS_TEXT void hs_collect(int force) {
   Heap* heap = tls_heap;
   if (heap == &g_empty_heap) {
     if (force) huge_cache_trim(true);
@@ -222,6 +241,6 @@ void hs_collect(int force) {
   purge_due(heap->td, true);
 }
 
-int hs_version(void) { return 100; }
+HS_TEXT int hs_version(void) { return 100; }
 
 }  // extern "C"

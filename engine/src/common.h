@@ -10,6 +10,9 @@
 #define HS_NOINLINE __attribute__((noinline))
 #define HS_COLD __attribute__((cold, noinline))
 #define HS_INTERNAL __attribute__((visibility("hidden")))
+// Every function that can be on the stack between a program's call into the allocator and a
+// profiler sample lives in this section, so the stack walk knows which frames are ours.
+#define HS_TEXT __attribute__((section("hs_text")))
 
 #ifndef HS_PROFILER
 #define HS_PROFILER 1

@@ -155,12 +155,19 @@ static Page* find_page(Heap* heap, size_t bin) {
   return page_fresh(heap, bin);
 }
 
-HS_NOINLINE void* malloc_sampled(Heap* heap, size_t size) {
-  sample_countdown_expired(heap);
+// The fast path's countdown crossed zero (only with the profiler compiled in).
+HS_TEXT HS_NOINLINE void* malloc_sampled(Heap* heap, size_t size) {
+#if HS_PROFILER
+  bool sample = sample_countdown_expired(heap, size);
+  void* p = malloc_generic(heap, size, false);
+  if (sample && p != nullptr) record_sample(heap, p, size);
+  return p;
+#else
   return malloc_generic(heap, size, false);
+#endif
 }
 
-HS_NOINLINE void* malloc_generic(Heap* heap, size_t size, bool count_sample) {
+HS_TEXT HS_NOINLINE void* malloc_generic(Heap* heap, size_t size, bool count_sample) {
   if (HS_UNLIKELY(heap == &g_empty_heap)) {
     heap = thread_heap_init();
     if (heap == nullptr) {
@@ -173,8 +180,12 @@ HS_NOINLINE void* malloc_generic(Heap* heap, size_t size, bool count_sample) {
     return nullptr;
   }
 #if HS_PROFILER
-  if (count_sample && HS_UNLIKELY((heap->sample_countdown -= static_cast<int64_t>(size)) < 0)) {
-    sample_countdown_expired(heap);
+  if (count_sample && HS_UNLIKELY((heap->sample_countdown -= static_cast<int64_t>(size)) < 0) &&
+      sample_countdown_expired(heap, size)) {
+    // A tail call would lose this frame's return address, which the stack walk needs.
+    void* p = malloc_generic(heap, size, false);
+    if (p != nullptr) record_sample(heap, p, size);
+    return p;
   }
 #else
   (void)count_sample;
@@ -267,6 +278,9 @@ void free_generic(Page* page, void* p) {
     warning("heapscope: ignoring free of a pointer into unused memory", p);
     return;
   }
+#if HS_PROFILER
+  if (page_flags(page) & kPageSampled) sampled_free(page, p);
+#endif
   if (page_flags(page) & kPageHuge) {
     count_free(page->block_size);
     huge_free(page);
@@ -305,6 +319,9 @@ void heap_init(Heap* heap, ThreadData* td, bool is_default) {
   heap->td = td;
   heap->is_default = is_default;
   heap->thread_id = os::thread_id();
+#if HS_PROFILER
+  prof_heap_init(heap);
+#endif
 }
 
 void heap_adopt_page(Heap* heap, Page* page) {
@@ -355,6 +372,9 @@ void heap_delete_migrate(Heap* heap) {
 }
 
 void heap_destroy_pages(Heap* heap) {
+#if HS_PROFILER
+  prof_heap_destroy(heap);
+#endif
   for_each_page(heap, [heap](Page* page) {
     page_collect(page);  // remote frees were counted by the threads that made them
     heap->counters.free_count.add(page->used);

@@ -15,6 +15,7 @@
 
 #include "common.h"
 #include "heapscope/heapscope.h"
+#include "heapscope/profile.h"
 #include "size_class.h"
 
 namespace heapscope {
@@ -41,9 +42,10 @@ struct HeapCounters {
 };
 
 enum PageFlags : uint8_t {
-  kPageInFull = 1,   // page sits in the heap's full list
-  kPageChecked = 4,  // double/invalid free checks requested
-  kPageHuge = 8,     // a dedicated mapping holding one block
+  kPageInFull = 1,    // page sits in the heap's full list
+  kPageChecked = 4,   // double/invalid free checks requested
+  kPageHuge = 8,      // a dedicated mapping holding one block
+  kPageSampled = 16,  // the profiler sampled a block here (see sample_bits)
 };
 
 // 128 bytes, so pointer -> page is a shift rather than a multiply on the free fast path.
@@ -74,6 +76,8 @@ struct alignas(128) Page {
   size_t block_size;
   uint8_t* area;
   Heap* heap;  // owning heap (nullptr when abandoned); written by the owner, read by others
+  // Profiler: one bit per block, set while that block is a live sample (profiler memory).
+  std::atomic<uint64_t*> sample_bits;
 };
 static_assert(sizeof(Page) == 128);
 
@@ -134,6 +138,13 @@ struct alignas(64) Heap {
   Heap* user_next = nullptr;           // the thread's first-class heaps
   std::atomic<uint32_t> huge_lock{0};  // guards huge_list (first-class heaps only)
   Page* huge_list = nullptr;
+  // Profiler state of this heap (profiler/sampler.cc), touched on the slow path only.
+  uint64_t prof_generation = 0;                // the sampling generation the countdown belongs to
+  uint64_t prof_interval = 0;                  // mean sample distance now (0: not sampling)
+  uint64_t prof_bytes_since_sample = 0;        // distance covered by the last sample
+  hs_profiler_t* prof_owner = nullptr;         // user profiler sampling this heap now
+  hs_profiler_t* attached_profiler = nullptr;  // hs_heap_profile
+  bool profile_disabled = false;               // hs_heap_profile_disable
 };
 
 struct ThreadData {
@@ -141,6 +152,9 @@ struct ThreadData {
   Segment* segments;  // every segment this thread owns
   int64_t purge_deadline;
   Heap* user_heaps;
+  uint64_t ordinal;              // creation order of the thread (profiler seeding)
+  uint64_t prof_rng;             // the thread's sampling stream (splitmix64 state)
+  uint64_t prof_rng_generation;  // the seed generation prof_rng was seeded for
 };
 
 // ---- globals ---------------------------------------------------------------------------------
@@ -206,9 +220,18 @@ void huge_cache_trim(bool force);
 void huge_fork_lock(bool acquire);
 void registry_visit(void (*visit)(const Heap*, void*), void* arg);
 
-// ---- profiler hook -----------------------------------------------------------------------------
-// Called when the sample countdown crosses zero; resets it. The profiler issue adds sampling.
-void sample_countdown_expired(Heap* heap);
+// ---- profiler hooks (profiler/sampler.cc; absent when HS_PROFILER is 0) ------------------------
+// The countdown crossed zero with this allocation: true if it is a sample (re-arms either way).
+bool sample_countdown_expired(Heap* heap, size_t size);
+void record_sample(Heap* heap, void* p, size_t size);  // after the allocation succeeded
+void sampled_free(Page* page, void* p);                // page has kPageSampled
+void sampled_resize(Page* page, void* p, size_t new_size);
+void prof_heap_destroy(Heap* heap);
+void prof_page_release(Page* page);  // page->sample_bits is set
+void prof_heap_init(Heap* heap);
+void prof_poke_all_heaps();
+void prof_process_init();   // auto-start from the environment
+void prof_fork(int phase);  // 0 prepare, 1 parent, 2 child
 
 // ---- statistics (stats.cc) ---------------------------------------------------------------------
 struct GlobalCounters {

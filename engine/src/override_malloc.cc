@@ -6,7 +6,7 @@
 
 using namespace heapscope;
 
-#define HS_EXPORT extern "C" __attribute__((visibility("default")))
+#define HS_EXPORT extern "C" __attribute__((visibility("default"))) HS_TEXT
 
 HS_EXPORT void* malloc(size_t size) { return malloc_impl(size); }
 HS_EXPORT void free(void* p) { free_impl(p); }

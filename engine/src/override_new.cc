@@ -8,7 +8,7 @@ using namespace heapscope;
 
 namespace {
 
-HS_NOINLINE void* new_slow(size_t size, size_t alignment, bool nothrow) {
+HS_TEXT HS_NOINLINE void* new_slow(size_t size, size_t alignment, bool nothrow) {
   for (;;) {
     void* p =
         alignment <= kMinAlign ? malloc_impl(size) : heap_malloc_aligned(tls_heap, size, alignment);
@@ -47,7 +47,7 @@ HS_ALWAYS_INLINE void* new_aligned(size_t size, std::align_val_t alignment, bool
 
 }  // namespace
 
-#define HS_EXPORT __attribute__((visibility("default")))
+#define HS_EXPORT __attribute__((visibility("default"))) HS_TEXT
 
 HS_EXPORT void* operator new(size_t size) { return new_impl(size); }
 HS_EXPORT void* operator new[](size_t size) { return new_impl(size); }

@@ -133,6 +133,9 @@ void span_free(ThreadData* td, Page* page, bool allow_release) {
   Segment* segment = reinterpret_cast<Segment*>(reinterpret_cast<uintptr_t>(page) & ~kSegmentMask);
   size_t first = static_cast<size_t>(page - segment->pages);
   size_t count = page->slice_count;
+#if HS_PROFILER
+  if (page->sample_bits.load(std::memory_order_relaxed) != nullptr) prof_page_release(page);
+#endif
   for (size_t j = 0; j < count; ++j) {
     Page* slice = &segment->pages[first + j];
     slice->free = slice->local_free = nullptr;

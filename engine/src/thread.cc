@@ -38,7 +38,14 @@ struct ThreadSlot {
 
 std::atomic<int> g_init_state{0};  // 0 none, 1 running, 2 done
 
+std::atomic<uint64_t> g_thread_ordinal{0};
+
+// The profiler's lock comes first: profiler code never takes the allocator's locks while
+// holding it, and this order keeps it that way across fork.
 void fork_prepare() {
+#if HS_PROFILER
+  prof_fork(0);
+#endif
   spin_lock(g_pool_lock);
   spin_lock(g_registry_lock);
   spin_lock(g_abandoned_lock);
@@ -49,6 +56,9 @@ void fork_parent() {
   spin_unlock(g_abandoned_lock);
   spin_unlock(g_registry_lock);
   spin_unlock(g_pool_lock);
+#if HS_PROFILER
+  prof_fork(1);
+#endif
 }
 void fork_child() {
   // Only the forking thread exists in the child; other threads' heaps stay as they were
@@ -57,6 +67,9 @@ void fork_child() {
   g_abandoned_lock.store(0, std::memory_order_relaxed);
   g_registry_lock.store(0, std::memory_order_relaxed);
   g_pool_lock.store(0, std::memory_order_relaxed);
+#if HS_PROFILER
+  prof_fork(2);
+#endif
 }
 
 void thread_done(void* value);
@@ -75,6 +88,9 @@ void process_init() {
   os::thread_exit_key_create(thread_done);
   os::at_fork(fork_prepare, fork_parent, fork_child);
   g_init_state.store(2, std::memory_order_release);
+#if HS_PROFILER
+  prof_process_init();  // HEAPSCOPE_PROF=1 starts sampling before the first allocation
+#endif
 }
 
 Heap* heap_struct_alloc() {
@@ -149,6 +165,7 @@ Heap* thread_heap_init() {
   Heap* heap = heap_struct_alloc();
   if (heap == nullptr) return nullptr;
   ThreadData* td = &reinterpret_cast<ThreadSlot*>(heap)->td;
+  td->ordinal = g_thread_ordinal.fetch_add(1, std::memory_order_relaxed);
   heap_init(heap, td, true);
   td->default_heap = heap;
   tls_heap = heap;

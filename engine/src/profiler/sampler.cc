@@ -1,0 +1,382 @@
+// The sampler: when a heap's byte countdown crosses zero, decide whether this allocation is
+// a sample, draw the distance to the next one, and record the sample.
+//
+// Sample points form a Poisson process over allocated bytes: distances are exponential with
+// mean = interval, drawn from a per-thread splitmix64 stream seeded from (session seed, thread
+// creation ordinal), and the overshoot carries into the next distance. An allocation of s
+// bytes is then sampled with probability 1 - exp(-s / interval), which is exactly what the
+// pprof estimator divides by.
+#include <math.h>
+
+#include "platform/platform.h"
+#include "profiler/prof_internal.h"
+#include "stats/splitmix64.h"
+
+namespace heapscope::prof {
+
+std::atomic<uint32_t> g_lock{0};
+__thread uint32_t t_lock_held __attribute__((tls_model("initial-exec"))) = 0;
+__thread uint32_t t_suppress __attribute__((tls_model("initial-exec"))) = 0;
+Session g_session;
+ProfMemory g_memory;
+ProfMemory g_bitmap_memory;
+std::atomic<uint64_t> g_generation{1};
+std::atomic<uint64_t> g_seed_generation{1};
+std::atomic<uint64_t> g_seed_for_generation{0};
+std::atomic<hs_profiler_t*> g_process_profiler{nullptr};
+
+namespace {
+
+// While nothing samples, heaps still look at the generation every this many bytes: a start
+// also pokes every heap's countdown, but that racy store can be lost to the owner's own
+// update, and this bounds how long a heap can miss a session.
+constexpr int64_t kIdleRecheckBytes = int64_t{16} << 20;
+// One bit per block; the most blocks a page holds is a one-slice page of 16-byte blocks.
+constexpr size_t kBitmapBits = kSliceSize / kMinAlign;
+constexpr size_t kBitmapBytes = kBitmapBits / 8;
+
+int64_t draw_distance(ThreadData* td, uint64_t interval) {
+  uint64_t seed_generation = g_seed_generation.load(std::memory_order_acquire);
+  if (td->prof_rng_generation != seed_generation) {
+    td->prof_rng_generation = seed_generation;
+    uint64_t seed = g_seed_for_generation.load(std::memory_order_relaxed);
+    td->prof_rng = stats::splitmix64_mix(seed ^ stats::splitmix64_mix(td->ordinal + 1));
+  }
+  td->prof_rng += stats::kGolden;
+  uint64_t bits = stats::splitmix64_mix(td->prof_rng);
+  double uniform = static_cast<double>(bits >> 11) * 0x1.0p-53;  // [0, 1)
+  double distance = -log1p(-uniform) * static_cast<double>(interval);
+  if (distance > 0x1.0p62) distance = 0x1.0p62;
+  // floor: the allocation that takes the countdown below zero is the one covering the point.
+  return static_cast<int64_t>(distance);
+}
+
+}  // namespace
+
+double sample_weight(uint64_t size, uint64_t interval) {
+  if (interval <= 1 || size == 0) return 1.0;
+  double probability = -expm1(-static_cast<double>(size) / static_cast<double>(interval));
+  return probability > 0 ? 1.0 / probability : 1.0;
+}
+
+uint64_t heap_interval(Heap* heap, hs_profiler_t** owner) {
+  *owner = nullptr;
+  if (heap->profile_disabled) return 0;
+  hs_profiler_t* user = heap->attached_profiler != nullptr
+                            ? heap->attached_profiler
+                            : g_process_profiler.load(std::memory_order_acquire);
+  if (user != nullptr && user_profiler_started(user)) {
+    *owner = user;
+    return user_profiler_interval(user);
+  }
+  if (g_session.enabled.load(std::memory_order_acquire)) {
+    return __atomic_load_n(&g_session.interval, __ATOMIC_RELAXED);
+  }
+  return 0;
+}
+
+}  // namespace heapscope::prof
+
+namespace heapscope {
+
+using namespace prof;
+
+// The heap's countdown went below zero with this allocation of `size` bytes. Returns true if
+// the allocation is a sample; re-arms the countdown either way.
+HS_TEXT bool sample_countdown_expired(Heap* heap, size_t size) {
+  uint64_t generation = g_generation.load(std::memory_order_acquire);
+  if (heap->prof_generation != generation) {
+    // A session started or stopped (or a profiler was attached) since this heap last looked:
+    // begin a fresh Poisson process here, this allocation included.
+    heap->prof_generation = generation;
+    heap->prof_interval = heap_interval(heap, &heap->prof_owner);
+    if (heap->prof_interval == 0) {
+      heap->sample_countdown = kIdleRecheckBytes;
+      return false;
+    }
+    heap->sample_countdown =
+        draw_distance(heap->td, heap->prof_interval) - static_cast<int64_t>(size);
+    if (heap->sample_countdown >= 0) return false;
+  }
+  if (heap->prof_interval == 0) {
+    heap->sample_countdown = kIdleRecheckBytes;
+    return false;
+  }
+  int64_t overshoot = heap->sample_countdown;
+  while (heap->sample_countdown < 0) {
+    heap->sample_countdown += draw_distance(heap->td, heap->prof_interval);
+  }
+  heap->prof_bytes_since_sample = static_cast<uint64_t>(static_cast<int64_t>(size) - overshoot);
+  return t_suppress == 0;
+}
+
+// Gives a fresh heap the current session (or the idle re-check distance).
+void prof_heap_init(Heap* heap) {
+  heap->prof_generation = 0;  // never current: the first expiry sets the heap up
+  heap->sample_countdown = 0;
+}
+
+// Makes every heap look at the generation on its next allocation. The store races with the
+// owner's own plain update of its countdown (hence no_sanitize): losing it only delays the
+// heap until its idle re-check.
+__attribute__((no_sanitize("thread"))) static void poke_heap(const Heap* heap, void*) {
+  __atomic_store_n(&const_cast<Heap*>(heap)->sample_countdown, 0, __ATOMIC_RELAXED);
+}
+
+void prof_poke_all_heaps() {
+  registry_visit(poke_heap, nullptr);
+  Heap* own = tls_heap;
+  if (own != &g_empty_heap) own->sample_countdown = 0;
+}
+
+namespace {
+
+uint64_t* page_bitmap(Page* page) {
+  uint64_t* bitmap = page->sample_bits.load(std::memory_order_acquire);
+  if (bitmap != nullptr) return bitmap;
+  bitmap = static_cast<uint64_t*>(g_bitmap_memory.allocate(kBitmapBytes));
+  if (bitmap == nullptr) return nullptr;
+  for (size_t i = 0; i < kBitmapBytes / 8; ++i) bitmap[i] = 0;
+  page->sample_bits.store(bitmap, std::memory_order_release);
+  return bitmap;
+}
+
+}  // namespace
+
+namespace prof {
+
+// Puts a filled-in record into the table and marks its block in the page (bitmap bit, or the
+// flag alone for a huge block). Caller holds the lock. False (nothing changed) without memory.
+bool track_record(Record* record) {
+  void* p = reinterpret_cast<void*>(record->address);
+  Page* page = page_of(p);
+  if (page == nullptr) return false;
+  record->bitmap = nullptr;
+  record->bit = 0;
+  if ((page_flags(page) & kPageHuge) == 0) {
+    if (page->reserved > kBitmapBits) return false;
+    uint64_t* bitmap = page_bitmap(page);
+    if (bitmap == nullptr) return false;
+    record->bitmap = bitmap;
+    record->bit = static_cast<uint32_t>((static_cast<uint8_t*>(p) - page->area) / page->block_size);
+  }
+  if (!record_insert(record)) return false;
+  if (record->bitmap != nullptr) {
+    __atomic_fetch_or(&record->bitmap[record->bit / 64], uint64_t{1} << (record->bit % 64),
+                      __ATOMIC_RELEASE);
+  }
+  page->flags.fetch_or(kPageSampled, std::memory_order_release);
+  return true;
+}
+
+}  // namespace prof
+
+// Records a built-in sample. Runs on the allocating thread, right after the allocation.
+HS_TEXT HS_NOINLINE static void record_sample_locked_part(Heap* heap, void* p, size_t size) {
+  uintptr_t pcs[HS_PROF_MAX_STACK_DEPTH];
+  uint32_t max_depth = __atomic_load_n(&g_session.max_stack_depth, __ATOMIC_RELAXED);
+  uint32_t depth =
+      capture_stack(pcs, max_depth < HS_PROF_MAX_STACK_DEPTH ? max_depth : HS_PROF_MAX_STACK_DEPTH);
+  LockGuard lock;
+  if (!g_session.enabled.load(std::memory_order_relaxed)) return;  // stopped meanwhile
+  if (depth == 0) {
+    g_session.dropped_empty_stack++;
+    return;
+  }
+  auto* record = static_cast<Record*>(g_memory.allocate(sizeof(Record)));
+  StackEntry* stack = record != nullptr ? intern_stack(pcs, depth) : nullptr;
+  if (stack != nullptr) {
+    *record = Record{};
+    record->address = reinterpret_cast<uintptr_t>(p);
+    record->size = size;
+    record->weight = sample_weight(size, heap->prof_interval);
+    record->stack = stack;
+  }
+  if (stack == nullptr || !track_record(record)) {
+    if (record != nullptr) g_memory.release(record, sizeof(Record));
+    if (stack != nullptr) stack_release(stack);
+    g_session.dropped_no_memory++;
+    return;
+  }
+  double weight = record->weight;
+  double weighted_bytes = weight * static_cast<double>(size);
+  stack->refcount++;
+  stack->live_objects++;
+  stack->live_bytes += size;
+  stack->live_objects_estimate += weight;
+  stack->live_bytes_estimate += weighted_bytes;
+  g_session.live_samples++;
+  g_session.live_bytes += size;
+  g_session.live_objects_estimate += weight;
+  g_session.live_bytes_estimate += weighted_bytes;
+  g_session.total_samples++;
+  g_session.allocated_bytes_estimate += weighted_bytes;
+  if (g_session.accum) {
+    stack->accum_objects++;
+    stack->accum_bytes += size;
+    stack->accum_objects_estimate += weight;
+    stack->accum_bytes_estimate += weighted_bytes;
+    g_session.accum_samples++;
+    g_session.accum_bytes += size;
+  }
+}
+
+// After the lock is gone (a snapshot writes files): the pprof profiler's automatic snapshots.
+HS_TEXT HS_NOINLINE void record_sample(Heap* heap, void* p, size_t size) {
+  if (heap->prof_owner != nullptr) {
+    user_sample(heap->prof_owner, heap, p, size, heap->prof_interval);
+    return;
+  }
+  record_sample_locked_part(heap, p, size);
+  pprof_auto_snapshot_check();
+}
+
+namespace prof {
+
+void drop_record(Record* record) {
+  if (record->bitmap != nullptr) {
+    __atomic_fetch_and(&record->bitmap[record->bit / 64], ~(uint64_t{1} << (record->bit % 64)),
+                       __ATOMIC_RELEASE);
+  }
+  record_erase(record);
+  if (StackEntry* stack = record->stack) {
+    double weight = record->weight;
+    stack->refcount--;
+    stack->live_objects--;
+    stack->live_bytes -= record->size;
+    stack->live_objects_estimate -= weight;
+    stack->live_bytes_estimate -= weight * static_cast<double>(record->size);
+    g_session.live_samples--;
+    g_session.live_bytes -= record->size;
+    g_session.live_objects_estimate -= weight;
+    g_session.live_bytes_estimate -= weight * static_cast<double>(record->size);
+    if (stack->refcount == 0) {
+      // Whatever rounding is left in the estimates of an emptied stack is noise.
+      stack->live_objects_estimate = stack->live_bytes_estimate = 0;
+    }
+    if (g_session.live_samples == 0) {
+      g_session.live_objects_estimate = g_session.live_bytes_estimate = 0;
+    }
+    stack_release(stack);
+    g_memory.release(record, sizeof(Record));
+  }
+}
+
+}  // namespace prof
+
+// A block of a page flagged kPageSampled is being freed (any thread): if it is a sample,
+// forget it before the block can be reused.
+void sampled_free(Page* page, void* p) {
+  if ((page_flags(page) & kPageHuge) == 0) {
+    uint64_t* bitmap = page->sample_bits.load(std::memory_order_acquire);
+    if (bitmap == nullptr) return;
+    size_t bit = static_cast<size_t>(static_cast<uint8_t*>(p) - page->area) / page->block_size;
+    if ((__atomic_load_n(&bitmap[bit / 64], __ATOMIC_ACQUIRE) & (uint64_t{1} << (bit % 64))) == 0) {
+      return;
+    }
+  }
+  Record removed{};
+  {
+    LockGuard lock;
+    Record* record = record_find(reinterpret_cast<uintptr_t>(p));
+    if (record == nullptr) return;
+    if (record->owner != nullptr) {
+      removed = *record;
+      if (record->bitmap != nullptr) {
+        __atomic_fetch_and(&record->bitmap[record->bit / 64], ~(uint64_t{1} << (record->bit % 64)),
+                           __ATOMIC_RELEASE);
+      }
+      record_erase(record);
+      g_memory.release(record, sizeof(Record));
+    } else {
+      drop_record(record);
+      return;
+    }
+  }
+  user_sample_freed(removed);
+}
+
+// realloc/hs_expand kept the block in place with a new requested size.
+void sampled_resize(Page* page, void* p, size_t new_size) {
+  (void)page;
+  Record snapshot{};
+  uint64_t old_size = 0;
+  {
+    LockGuard lock;
+    Record* record = record_find(reinterpret_cast<uintptr_t>(p));
+    if (record == nullptr) return;
+    old_size = record->size;
+    record->size = new_size;
+    if (StackEntry* stack = record->stack) {
+      double delta = static_cast<double>(new_size) - static_cast<double>(old_size);
+      stack->live_bytes += new_size - old_size;  // modular: shrinking works too
+      stack->live_bytes_estimate += record->weight * delta;
+      g_session.live_bytes += new_size - old_size;
+      g_session.live_bytes_estimate += record->weight * delta;
+      if (g_session.accum && new_size > old_size) {
+        stack->accum_bytes += new_size - old_size;
+        stack->accum_bytes_estimate += record->weight * delta;
+        g_session.accum_bytes += new_size - old_size;
+      }
+      return;
+    }
+    snapshot = *record;
+  }
+  user_sample_resized(snapshot, old_size, new_size);
+}
+
+namespace {
+
+struct DestroyScan {
+  Heap* heap;
+  Record* user_records[64];
+  size_t user_count;
+};
+
+bool drop_if_in_heap(Record* record, void* arg) {
+  auto* scan = static_cast<DestroyScan*>(arg);
+  Page* page = page_of(reinterpret_cast<void*>(record->address));
+  if (page == nullptr || __atomic_load_n(&page->heap, __ATOMIC_RELAXED) != scan->heap) return true;
+  if (record->owner != nullptr) {
+    if (scan->user_count == 64) return false;  // handle these, then scan again
+    record_erase(record);
+    if (record->bitmap != nullptr) {
+      __atomic_fetch_and(&record->bitmap[record->bit / 64], ~(uint64_t{1} << (record->bit % 64)),
+                         __ATOMIC_RELEASE);
+    }
+    scan->user_records[scan->user_count++] = record;
+    return true;
+  }
+  drop_record(record);
+  return true;
+}
+
+}  // namespace
+
+// hs_heap_destroy is about to free every block of `heap` at once: forget its samples.
+void prof_heap_destroy(Heap* heap) {
+  for (;;) {
+    DestroyScan scan{heap, {}, 0};
+    {
+      LockGuard lock;
+      if (record_count() == 0) return;
+      for_each_record_raw(drop_if_in_heap, &scan);
+    }
+    for (size_t i = 0; i < scan.user_count; ++i) {
+      user_sample_freed(*scan.user_records[i]);
+      LockGuard lock;
+      g_memory.release(scan.user_records[i], sizeof(Record));
+    }
+    if (scan.user_count < 64) return;
+  }
+}
+
+// The page's span is going back to its segment: return its bitmap (all bits are clear,
+// since every block of the page has been freed or its heap destroyed).
+void prof_page_release(Page* page) {
+  LockGuard lock;
+  uint64_t* bitmap = page->sample_bits.exchange(nullptr, std::memory_order_acq_rel);
+  if (bitmap != nullptr) g_bitmap_memory.release(bitmap, kBitmapBytes);
+}
+
+}  // namespace heapscope

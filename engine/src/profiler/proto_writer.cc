@@ -97,7 +97,7 @@ class ProtoBuilder {
   bool build(OsBuffer& out) {
     intern_fixed_strings();
     for_each_module_segment(&ProtoBuilder::add_mapping, this);
-    if (!init_location_map()) return false;
+    if (mappings_.failed() || !init_location_map()) return false;
     if (!put_sample_types(out) || !put_samples(out)) return false;
     resolve_mappings();
     if (options_.symbolize && !symbolize_locations()) return false;
@@ -245,8 +245,8 @@ class ProtoBuilder {
       // The running executable through /proc/self/exe: right even if its file was replaced.
       const char* file = mapping.is_main ? "/proc/self/exe" : strings_.at(mapping.filename);
       FoundSymbol symbol;
-      if (!symbolizer_.find(location.mapping_id - 1, file, location.pc - 1 - mapping.load_bias,
-                            &symbol)) {
+      if (!symbolizer_.find(location.mapping_id - 1, file, strings_.at(mapping.build_id),
+                            location.pc - 1 - mapping.load_bias, &symbol)) {
         continue;
       }
       uint32_t function_id = function_for(symbol);

@@ -48,6 +48,48 @@ bool in_file(size_t file_size, uint64_t offset, uint64_t len) {
   return offset <= file_size && len <= file_size - offset;
 }
 
+// Whether the file's NT_GNU_BUILD_ID note (from its SHT_NOTE sections) is `expected_hex`.
+bool build_id_matches(const uint8_t* file, size_t file_size, const char* expected_hex) {
+  if (expected_hex[0] == '\0') return true;
+  Elf64_Ehdr header;
+  memcpy(&header, file, sizeof header);
+  if (header.e_shentsize != sizeof(Elf64_Shdr) ||
+      !in_file(file_size, header.e_shoff, uint64_t{header.e_shnum} * sizeof(Elf64_Shdr))) {
+    return false;
+  }
+  const auto* sections = reinterpret_cast<const Elf64_Shdr*>(file + header.e_shoff);
+  for (size_t s = 0; s < header.e_shnum; ++s) {
+    const Elf64_Shdr& section = sections[s];
+    if (section.sh_type != SHT_NOTE || !in_file(file_size, section.sh_offset, section.sh_size)) {
+      continue;
+    }
+    const uint8_t* note = file + section.sh_offset;
+    size_t remaining = section.sh_size;
+    while (remaining >= sizeof(Elf64_Nhdr)) {
+      Elf64_Nhdr nhdr;
+      memcpy(&nhdr, note, sizeof nhdr);
+      size_t name_size = (uint64_t{nhdr.n_namesz} + 3) & ~uint64_t{3};
+      size_t desc_size = (uint64_t{nhdr.n_descsz} + 3) & ~uint64_t{3};
+      if (name_size + desc_size > remaining - sizeof nhdr) break;
+      const uint8_t* name = note + sizeof nhdr;
+      const uint8_t* desc = name + name_size;
+      if (nhdr.n_type == NT_GNU_BUILD_ID && nhdr.n_namesz == 4 && memcmp(name, "GNU", 4) == 0) {
+        static constexpr char kHex[] = "0123456789abcdef";
+        for (size_t b = 0; b < nhdr.n_descsz; ++b) {
+          if (expected_hex[2 * b] != kHex[desc[b] >> 4] ||
+              expected_hex[2 * b + 1] != kHex[desc[b] & 15]) {
+            return false;
+          }
+        }
+        return expected_hex[2 * nhdr.n_descsz] == '\0';
+      }
+      note += sizeof nhdr + name_size + desc_size;
+      remaining -= sizeof nhdr + name_size + desc_size;
+    }
+  }
+  return false;  // the module has a build ID and this file has none: not the same file
+}
+
 }  // namespace
 
 Symbolizer::~Symbolizer() {
@@ -123,7 +165,7 @@ bool Symbolizer::add_function_symbols(const uint8_t* file, size_t file_size,
   return false;
 }
 
-void Symbolizer::load(ModuleSymbols& state, const char* path) {
+void Symbolizer::load(ModuleSymbols& state, const char* path, const char* build_id) {
   state.state = ModuleSymbols::kUnavailable;
   int fd = open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0) return;
@@ -138,7 +180,10 @@ void Symbolizer::load(ModuleSymbols& state, const char* path) {
   state.file_size = static_cast<size_t>(info.st_size);
 
   const auto* bytes = static_cast<const uint8_t*>(file);
-  if (memcmp(bytes, ELFMAG, SELFMAG) != 0 || bytes[EI_CLASS] != ELFCLASS64) return;
+  if (memcmp(bytes, ELFMAG, SELFMAG) != 0 || bytes[EI_CLASS] != ELFCLASS64 ||
+      !build_id_matches(bytes, state.file_size, build_id)) {
+    return;
+  }
   size_t first = symbol_count();
   bool have_symbols = add_function_symbols(bytes, state.file_size, SHT_SYMTAB);
   if (!have_symbols) {  // stripped: the dynamic symbols still name the exported functions
@@ -161,10 +206,11 @@ void Symbolizer::load(ModuleSymbols& state, const char* path) {
   state.state = ModuleSymbols::kLoaded;
 }
 
-bool Symbolizer::find(size_t module, const char* path, uint64_t file_address, FoundSymbol* found) {
+bool Symbolizer::find(size_t module, const char* path, const char* build_id, uint64_t file_address,
+                      FoundSymbol* found) {
   if (module >= module_count_) return false;
   ModuleSymbols& state = *module_state(module);
-  if (state.state == ModuleSymbols::kUnloaded) load(state, path);
+  if (state.state == ModuleSymbols::kUnloaded) load(state, path, build_id);
   if (state.state != ModuleSymbols::kLoaded) return false;
   const Symbol* begin = symbols() + state.first;
   const Symbol* end = begin + state.count;

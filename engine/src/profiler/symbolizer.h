@@ -26,8 +26,11 @@ class Symbolizer {
   // Prepares per-module state for modules 0..module_count-1.
   bool init(size_t module_count);
   // The FUNC symbol of module `module` (file at `path`) containing link-time address
-  // `file_address` (runtime address minus the load bias). False when none does.
-  bool find(size_t module, const char* path, uint64_t file_address, FoundSymbol* found);
+  // `file_address` (runtime address minus the load bias). False when none does, or when the
+  // file's build ID differs from `build_id` (lowercase hex of the loaded module's; "" skips
+  // the check): a library replaced on disk since it was loaded would give wrong names.
+  bool find(size_t module, const char* path, const char* build_id, uint64_t file_address,
+            FoundSymbol* found);
   size_t symbol_count() const;
 
  private:
@@ -35,7 +38,7 @@ class Symbolizer {
   struct ModuleSymbols;
   ModuleSymbols* module_state(size_t module);
   const Symbol* symbols() const;
-  void load(ModuleSymbols& state, const char* path);
+  void load(ModuleSymbols& state, const char* path, const char* build_id);
   void truncate_symbols(size_t count);
   bool add_function_symbols(const uint8_t* file, size_t file_size, uint32_t section_type);
 

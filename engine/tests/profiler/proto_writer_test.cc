@@ -2,6 +2,7 @@
 // rules pprof enforces, unsampled values, address = return address - 1, mappings with the
 // main executable first, and the symbolized variant's Function/Line records.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <set>
@@ -202,6 +203,25 @@ TEST_F(ProtoWriter, SymbolizedNamesDemangledAndMangled) {
   EXPECT_EQ(p.str(entry->name), "demo_entry_point");
   EXPECT_TRUE(p.mappings[0].has_functions);
   EXPECT_EQ(p.functions.size(), 3u) << "one Function per symbol";
+}
+
+// A shared library without .symtab (Debian's libc is stripped) is named from .dynsym, after
+// its file's build ID matched the loaded module's.
+TEST(ProtoWriterSharedLibrary, NamedFromDynamicSymbols) {
+  // A PIE takes a library function's address through the GOT: the real one, not a PLT stub.
+  auto in_getpid = reinterpret_cast<uintptr_t>(&getpid) + 2;
+  FakeProfile profile;
+  profile.add({in_getpid, demo_addresses().entry}, 1, 64);
+  DecodedProfile p = write_and_decode(profile.data(), true, false);
+  expect_valid(p);
+  const DecodedProfile::Location* leaf = p.location(p.samples.at(0).location_ids.at(0));
+  ASSERT_NE(leaf, nullptr);
+  ASSERT_NE(leaf->mapping_id, 0u);
+  const auto& mapping = p.mappings[leaf->mapping_id - 1];
+  EXPECT_NE(p.str(mapping.filename).find("libc.so"), std::string::npos);
+  EXPECT_TRUE(mapping.has_functions);
+  ASSERT_EQ(leaf->function_ids.size(), 1u);
+  EXPECT_NE(p.str(p.function(leaf->function_ids[0])->name).find("getpid"), std::string::npos);
 }
 
 TEST(ProtoWriterEmpty, EmptyProfileIsValid) {

@@ -1,6 +1,8 @@
 // The real reader: profiles written by heapscope, read back by `go tool pprof` (Go 1.19's,
 // the one Debian ships). Fake stacks hold real return addresses inside named functions of this
-// PIE test binary (built with -g, because go tool pprof symbolizes from DWARF only).
+// PIE test binary and of a shared library (built with -g: go tool pprof symbolizes from DWARF
+// only). The same tests run in a GNU ld build and, when lld is installed, an lld build (whose
+// text segment's file offset differs from its address, which trips naive mapping layouts).
 //   text  + binary argument: go resolves the C function from DWARF, unsamples by average size
 //   proto + binary argument: go resolves the C function, values are our estimates
 //   proto-symbolized, no binary: names come from the profile, the C++ one demangled
@@ -12,6 +14,7 @@
 #include <string>
 
 #include "demo_functions.h"
+#include "demo_library.h"
 #include "profile_fixture.h"
 #include "profiler/profile_writer.h"
 #include "reader_support.h"
@@ -36,9 +39,11 @@ class RealReaderTest : public ::testing::Test {
     ASSERT_FALSE(dir_.path().empty());
     binary_ = self_exe_path();
     pcs_ = demo_addresses();
-    // At 512 KiB: 3 x 4 KiB from the C function, 2 x 1 MiB from the C++ member function.
+    // At 512 KiB: 3 x 4 KiB from the C function, 2 x 1 MiB from the C++ member function,
+    // 4 x 64 KiB from a function of a shared library.
     profile_.add({pcs_.small_c, pcs_.entry}, 3, 4096);
     profile_.add({pcs_.big_member, pcs_.entry}, 2, 1 << 20);
+    profile_.add({demo_library_call(), pcs_.entry}, 4, 64 << 10);
   }
 
   std::string write_file(const std::string& name, const prof::OsBuffer& data) {
@@ -85,6 +90,7 @@ TEST_F(GoPprof, TextFormatWithBinary) {
   CommandResult top = pprof("-top '" + binary_ + "' '" + path + "'");
   ASSERT_EQ(top.status, 0) << top.output;
   EXPECT_NE(top.output.find("demo_alloc_small_c"), std::string::npos) << top.output;
+  EXPECT_NE(top.output.find("demo_library_call"), std::string::npos) << top.output;
   EXPECT_NE(top.output.find("demo_entry_point"), std::string::npos) << top.output;
 
   // Totals: go unsamples each line by its average size; alloc columns are absent (no accum).
@@ -112,6 +118,7 @@ TEST_F(GoPprof, ProtoWithBinary) {
   CommandResult top = pprof("-top '" + binary_ + "' '" + path + "'");
   ASSERT_EQ(top.status, 0) << top.output;
   EXPECT_NE(top.output.find("demo_alloc_small_c"), std::string::npos) << top.output;
+  EXPECT_NE(top.output.find("demo_library_call"), std::string::npos) << top.output;
 
   CommandResult raw = pprof("-raw '" + binary_ + "' '" + path + "'");
   ASSERT_EQ(raw.status, 0) << raw.output;
@@ -134,6 +141,7 @@ TEST_F(GoPprof, SymbolizedProtoWithoutBinary) {
   ASSERT_EQ(top.status, 0) << top.output;
   EXPECT_NE(top.output.find("demo::Holder::allocate_big"), std::string::npos) << top.output;
   EXPECT_NE(top.output.find("demo_alloc_small_c"), std::string::npos) << top.output;
+  EXPECT_NE(top.output.find("demo_library_call"), std::string::npos) << top.output;
   EXPECT_NE(top.output.find("demo_entry_point"), std::string::npos) << top.output;
 
   CommandResult raw = pprof("-raw '" + path + "'");
@@ -152,6 +160,7 @@ TEST_F(PerlPprof, TextFormatWithBinary) {
   ASSERT_EQ(top.status, 0) << top.output;
   EXPECT_NE(top.output.find("demo::Holder::allocate_big"), std::string::npos) << top.output;
   EXPECT_NE(top.output.find("demo_alloc_small_c"), std::string::npos) << top.output;
+  EXPECT_NE(top.output.find("demo_library_call"), std::string::npos) << top.output;
   EXPECT_NE(top.output.find("demo_entry_point"), std::string::npos) << top.output;
   // "Total: 3.8 MB": perl unsamples like go but keeps fractions.
   size_t at = top.output.find("Total: ");

@@ -1,0 +1,203 @@
+// The profiler under concurrency: 8 threads allocate and free at a small interval (many
+// samples), half of their frees cross-thread (blocks handed to the next thread through a
+// queue), while another thread keeps dumping (text and proto, through writers), taking and
+// visiting snapshots, visiting the live profile and reading the stats. Every call must
+// succeed with self-consistent results, and once everything is freed the live counts and the
+// interned stacks are back to zero. Runs under TSan (label tsan).
+#include <gtest/gtest.h>
+#include <heapscope/heapscope.h>
+#include <heapscope/profile.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <cstring>
+#include <deque>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "../support/test_support.h"
+#include "behaviour_support.h"
+
+namespace {
+
+using hs_prof_test::prof_stats;
+
+constexpr int kThreads = 8;
+constexpr uint64_t kInterval = 4096;
+
+struct Inbox {
+  std::mutex lock;
+  std::deque<std::pair<void*, size_t>> blocks;
+  void push(void* p, size_t size) {
+    std::lock_guard<std::mutex> guard(lock);
+    blocks.emplace_back(p, size);
+  }
+  std::deque<std::pair<void*, size_t>> take() {
+    std::lock_guard<std::mutex> guard(lock);
+    std::deque<std::pair<void*, size_t>> out;
+    out.swap(blocks);
+    return out;
+  }
+};
+
+// Writes nothing anywhere: counts bytes and calls, checks the first bytes of a text dump.
+struct CountingWriter {
+  uint64_t bytes = 0;
+  uint64_t calls = 0;
+  std::string head;
+  static bool write(void* arg, const void* data, size_t len) {
+    auto* w = static_cast<CountingWriter*>(arg);
+    if (w->head.size() < 64) {
+      w->head.append(static_cast<const char*>(data), std::min<size_t>(len, 64 - w->head.size()));
+    }
+    w->bytes += len;
+    w->calls++;
+    return true;
+  }
+};
+
+struct MonitorResult {
+  uint64_t rounds = 0;
+  uint64_t failures = 0;
+  uint64_t max_live_samples = 0;
+  std::string first_failure;
+  void fail(const std::string& what) {
+    if (failures++ == 0) first_failure = what;
+  }
+};
+
+void monitor(std::atomic<bool>& done, MonitorResult& r) {
+  while (!done.load(std::memory_order_acquire) || r.rounds < 3) {
+    CountingWriter text;
+    if (!hs_prof_dump_writer(CountingWriter::write, &text)) r.fail("dump_writer returned false");
+    if (text.bytes == 0 || text.head.rfind("heap profile:", 0) != 0) r.fail("bad text dump");
+    CountingWriter proto;
+    if (!hs_prof_dump_proto_writer(CountingWriter::write, &proto)) r.fail("proto writer false");
+    if (proto.bytes < 2 || static_cast<unsigned char>(proto.head[0]) != 0x1f) {
+      r.fail("proto dump is not gzip");
+    }
+    hs_prof_snapshot_t* snapshot = hs_prof_snapshot_new();
+    if (snapshot == nullptr) {
+      r.fail("snapshot_new returned NULL");
+    } else {
+      hs_prof_test::VisitSums a, b;
+      if (!hs_prof_snapshot_visit(snapshot, hs_prof_test::VisitSums::add, &a) ||
+          !hs_prof_snapshot_visit(snapshot, hs_prof_test::VisitSums::add, &b)) {
+        r.fail("snapshot_visit returned false");
+      }
+      if (a.live_objects != b.live_objects || a.live_bytes != b.live_bytes ||
+          a.stacks != b.stacks) {
+        r.fail("a snapshot changed between two visits");
+      }
+      if (!a.consistent) r.fail("inconsistent snapshot entry");
+      hs_prof_snapshot_free(snapshot);
+    }
+    hs_prof_test::VisitSums live;
+    if (!hs_prof_visit(hs_prof_test::VisitSums::add, &live)) r.fail("visit returned false");
+    if (!live.consistent) r.fail("inconsistent visit entry");
+    hs_prof_stats_t s = HS_PROF_STATS_INIT;
+    if (!hs_prof_stats_get(&s)) r.fail("stats_get returned false");
+    if (s.enabled != 1 || s.sample_interval != kInterval) r.fail("session changed");
+    r.max_live_samples = std::max(r.max_live_samples, s.live_samples);
+    r.rounds++;
+  }
+}
+
+TEST(ProfConcurrency, EightThreadsCrossThreadFreesWhileDumpingSnapshottingVisiting) {
+  hs_prof_stop();
+  ASSERT_TRUE(hs_prof_start_seeded(kInterval, 0xC0C0));
+  const size_t iterations = hs_test::scaled(60000);
+  std::vector<Inbox> inboxes(kThreads);
+  std::atomic<uint64_t> allocated{0}, cross_frees{0}, local_frees{0}, bad{0};
+  std::atomic<bool> done{false};
+  MonitorResult result;
+  std::thread watcher(monitor, std::ref(done), std::ref(result));
+  auto started = std::chrono::steady_clock::now();
+  std::vector<std::thread> workers;
+  for (int t = 0; t < kThreads; ++t) {
+    workers.emplace_back([&, t] {
+      hs_test::SplitMix64 rng(1000 + static_cast<uint64_t>(t));
+      std::vector<std::pair<void*, size_t>> mine;
+      Inbox& next = inboxes[static_cast<size_t>((t + 1) % kThreads)];
+      for (size_t i = 0; i < iterations; ++i) {
+        size_t size = rng.next() % 16 == 0 ? rng.range(4096, 32768) : rng.range(16, 1024);
+        auto* p = static_cast<unsigned char*>(hs_malloc(size));
+        if (p == nullptr) {
+          bad++;
+          continue;
+        }
+        p[0] = static_cast<unsigned char>(t);
+        p[size - 1] = static_cast<unsigned char>(t);
+        allocated++;
+        if (rng.next() % 2 == 0) {
+          next.push(p, size);  // freed by the next thread
+        } else {
+          mine.emplace_back(p, size);
+        }
+        if (mine.size() > 64) {
+          size_t victim = rng.next() % mine.size();
+          auto* q = static_cast<unsigned char*>(mine[victim].first);
+          if (q[0] != t) bad++;
+          hs_free(q);
+          local_frees++;
+          mine[victim] = mine.back();
+          mine.pop_back();
+        }
+        if (i % 32 == 0) {
+          for (auto [q, qsize] : inboxes[static_cast<size_t>(t)].take()) {
+            auto* b = static_cast<unsigned char*>(q);
+            if (b[0] != b[qsize - 1]) bad++;
+            hs_free(q);
+            cross_frees++;
+          }
+        }
+      }
+      for (auto [q, qsize] : mine) {
+        (void)qsize;
+        hs_free(q);
+        local_frees++;
+      }
+    });
+  }
+  for (std::thread& w : workers) w.join();
+  // What is still queued is freed here: cross-thread as well.
+  for (Inbox& inbox : inboxes) {
+    for (auto [q, qsize] : inbox.take()) {
+      (void)qsize;
+      hs_free(q);
+      cross_frees++;
+    }
+  }
+  done.store(true, std::memory_order_release);
+  watcher.join();
+  double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+
+  EXPECT_EQ(bad.load(), 0u);
+  EXPECT_EQ(allocated.load(), kThreads * iterations);
+  EXPECT_EQ(local_frees.load() + cross_frees.load(), allocated.load());
+  EXPECT_GE(cross_frees.load(), allocated.load() * 2 / 5) << "about half the frees cross threads";
+  EXPECT_EQ(result.failures, 0u) << result.first_failure;
+  EXPECT_GE(result.rounds, 3u);
+  EXPECT_GT(result.max_live_samples, 0u) << "the monitor should see live samples";
+
+  hs_prof_stats_t s = prof_stats();
+  std::printf("[concurrency] %zu allocations, %llu samples, %llu monitor rounds, %.2f s\n",
+              static_cast<size_t>(allocated.load()),
+              static_cast<unsigned long long>(s.total_samples),
+              static_cast<unsigned long long>(result.rounds), seconds);
+  EXPECT_GT(s.total_samples, allocated.load() / 40) << "a small interval gives many samples";
+  EXPECT_EQ(s.dropped_samples, 0u);
+  EXPECT_EQ(s.live_samples, 0u);
+  EXPECT_EQ(s.live_bytes, 0u);
+  EXPECT_EQ(s.live_bytes_estimate, 0.0);
+  EXPECT_EQ(s.unique_stacks, 0u);
+  hs_prof_test::VisitSums sums = hs_prof_test::visit_now();
+  EXPECT_EQ(sums.stacks, 0u);
+  hs_prof_stop();
+}
+
+}  // namespace

@@ -8,6 +8,7 @@
 #include <heapscope/profile.h>
 
 #include <cstdlib>
+#include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -86,6 +87,11 @@ class EndToEnd : public ::testing::Test {
 };
 
 TEST_F(EndToEnd, TextWithBinary) {
+  std::ifstream in(text_);
+  std::string header;
+  ASSERT_TRUE(std::getline(in, header));
+  EXPECT_EQ(header.rfind("heap profile: ", 0), 0u) << header;
+  EXPECT_NE(header.find("] @ heap_v2/4096"), std::string::npos) << header;
   // No accumulation: the text profile has objects/space only; space is column 1.
   expect_chain(shell_args(hs_test::self_exe_path(), text_), 1);
 }
@@ -94,6 +100,11 @@ TEST_F(EndToEnd, ProtoWithBinary) {
   expect_chain(shell_args(hs_test::self_exe_path(), proto_), 3);  // inuse_space
 }
 
-TEST_F(EndToEnd, SymbolizedProtoWithoutBinary) { expect_chain(shell_args(symbolized_), 3); }
+TEST_F(EndToEnd, SymbolizedProtoWithoutBinary) {
+  expect_chain(shell_args(symbolized_), 3);
+  // The caller of level_one is a C++ member function: named, and demangled, by the writer.
+  hs_test::CommandResult top = scratch_->go_pprof("-top " + shell_args(symbolized_));
+  EXPECT_NE(top.output.find("EndToEnd::SetUpTestSuite()"), std::string::npos) << top.output;
+}
 
 }  // namespace

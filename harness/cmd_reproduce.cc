@@ -2,12 +2,17 @@
 // shows the recorded and the new measurement side by side. Exit 1 when the new run fails or
 // its stream digest differs from the recorded one (the stream is a function of the seeds
 // only, so a difference means the child or its inputs changed).
+// An application sample (`hsbench app`) is re-run with its recorded executable, argv,
+// environment, cwd and stdin; exit 1 when the new run fails, its exit status differs, or
+// (runs made with --same-output) its stdout digest differs from the recorded one.
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <iostream>
 #include <memory>
 #include <string>
 
+#include "app_report.h"
+#include "app_sample_runner.h"
 #include "commands.h"
 #include "raw_run.h"
 #include "sample_runner.h"
@@ -33,6 +38,58 @@ std::string field(const Json& m, const char* key) {
   return v.dump();
 }
 
+int reproduce_app_sample(const Json& raw, const Json& s, double timeout) {
+  const Json& app = raw["application"];
+  AppRunRequest req;
+  req.executable = app.value("executable", "");
+  req.argv = s["argv"].get<std::vector<std::string>>();
+  req.env = s["env"].get<std::vector<std::string>>();
+  req.cwd = app.value("cwd", "");
+  req.stdin_path = app.value("stdin", "");
+  req.timeout_seconds = timeout > 0 ? timeout : raw["campaign"].value("timeout_seconds", 300.0);
+  std::cerr << "hsbench reproduce: cd '" << req.cwd << "' && env -i";
+  for (const auto& e : req.env) std::cerr << " '" << e << "'";
+  std::cerr << " '" << req.executable << "'";
+  for (std::size_t i = 1; i < req.argv.size(); ++i) std::cerr << " '" << req.argv[i] << "'";
+  std::cerr << " < " << (req.stdin_path.empty() ? "/dev/null" : req.stdin_path) << "\n";
+  const AppRunResult now = run_app_command(req);
+
+  const Json empty = Json::object();
+  const Json& before = s.contains("measurement") ? s["measurement"] : empty;
+  const Json after = app_measurement_json(now);
+  std::printf("%-20s %-22s %-22s\n", "", "recorded", "now");
+  std::printf("%-20s %-22s %-22s\n", "status",
+              (s["status"].get<std::string>() +
+               (s.contains("failure") ? ": " + s["failure"].value("kind", "") : ""))
+                  .c_str(),
+              now.ok ? "ok" : ("failed: " + now.kind).c_str());
+  for (const char* key : {"wall_seconds", "user_seconds", "system_seconds", "peak_rss_tree_bytes",
+                          "peak_rss_bytes", "exit_status", "stdout_sha256"}) {
+    std::printf("%-20s %-22s %-22s\n", key, field(before, key).substr(0, 22).c_str(),
+                field(after, key).substr(0, 22).c_str());
+  }
+  int rc = kExitOk;
+  if (!now.ok) {
+    std::cerr << "hsbench reproduce: the new run failed: " << now.kind << ": " << now.reason
+              << "\n";
+    rc = kExitFailure;
+  }
+  if (field(before, "exit_status") != field(after, "exit_status")) {
+    std::cerr << "hsbench reproduce: exit status differs from the recorded one\n";
+    rc = kExitFailure;
+  }
+  const bool same_digest = field(before, "stdout_sha256") == field(after, "stdout_sha256");
+  if (same_digest) {
+    std::printf("stdout digest matches\n");
+  } else if (app.value("same_output", false)) {
+    std::cerr << "hsbench reproduce: stdout digest differs from the recorded one\n";
+    rc = kExitFailure;
+  } else {
+    std::printf("stdout digest differs (not checked: the run was made without --same-output)\n");
+  }
+  return rc;
+}
+
 int run_reproduce(const ReproduceOptions& o) {
   Json raw;
   try {
@@ -47,6 +104,7 @@ int run_reproduce(const ReproduceOptions& o) {
               << " (ids look like <workload>/t<threads>/b<block>/<allocator>)\n";
     return kExitUsage;
   }
+  if (is_app_run(raw)) return reproduce_app_sample(raw, *s, o.timeout);
   const auto argv = (*s)["argv"].get<std::vector<std::string>>();
   const auto env = (*s)["env"].get<std::vector<std::string>>();
   if (argv.empty()) {

@@ -36,11 +36,7 @@ std::optional<std::string> read_blob(int fd, std::uint64_t offset, std::uint64_t
 }
 
 // What a defined symbol of the executable says about its allocator, or "".
-std::string symbol_meaning(const std::string& name, bool exported) {
-  static const std::set<std::string> kLibcEntry = {"malloc", "free", "calloc", "realloc"};
-  if (exported && kLibcEntry.contains(name)) {
-    return name + " (exported by the executable: it wins symbol lookup over any preload)";
-  }
+std::string symbol_meaning(const std::string& name) {
   if (name == "__rg_alloc") return "__rg_alloc (a Rust #[global_allocator])";
   if (name == "_rjem_malloc" || name == "_rjem_je_malloc") {
     return name + " (jemalloc linked into a Rust binary)";
@@ -51,9 +47,11 @@ std::string symbol_meaning(const std::string& name, bool exported) {
   return "";
 }
 
-// Scans one symbol table section (SHT_SYMTAB or SHT_DYNSYM) for allocator symbols.
+// Scans one symbol table section (SHT_SYMTAB or SHT_DYNSYM) for allocator symbols; the
+// malloc-family functions count only when exported (they then win symbol lookup).
 void scan_symbols(int fd, const Elf64_Shdr& table, const Elf64_Shdr& strings, bool exported,
-                  std::set<std::string>* found) {
+                  std::set<std::string>* found, std::set<std::string>* exported_entries) {
+  static const std::set<std::string> kEntries = {"malloc", "free", "calloc", "realloc"};
   if (table.sh_entsize != sizeof(Elf64_Sym)) return;
   const auto syms = read_blob(fd, table.sh_offset, table.sh_size);
   const auto names = read_blob(fd, strings.sh_offset, strings.sh_size);
@@ -64,7 +62,9 @@ void scan_symbols(int fd, const Elf64_Shdr& table, const Elf64_Shdr& strings, bo
     std::memcpy(&sym, syms->data() + i * sizeof sym, sizeof sym);
     if (sym.st_shndx == SHN_UNDEF || sym.st_name >= names->size()) continue;
     if (ELF64_ST_TYPE(sym.st_info) != STT_FUNC) continue;
-    const std::string meaning = symbol_meaning(names->c_str() + sym.st_name, exported);
+    const std::string name = names->c_str() + sym.st_name;
+    if (exported && kEntries.contains(name)) exported_entries->insert(name);
+    const std::string meaning = symbol_meaning(name);
     if (!meaning.empty()) found->insert(meaning);
   }
 }
@@ -92,16 +92,22 @@ void inspect_elf(int fd, ProgramFile* p) {
       read_blob(fd, sections[eh.e_shstrndx].sh_offset, sections[eh.e_shstrndx].sh_size);
   if (!section_names) return;
   std::set<std::string> found;
+  std::set<std::string> entries;
   for (const Elf64_Shdr& s : sections) {
     if (s.sh_name < section_names->size()) {
       const std::string name = section_names->c_str() + s.sh_name;
       if (name == ".go.buildinfo" || name == ".note.go.buildid") p->go = true;
     }
     if ((s.sh_type == SHT_SYMTAB || s.sh_type == SHT_DYNSYM) && s.sh_link < sections.size()) {
-      scan_symbols(fd, s, sections[s.sh_link], s.sh_type == SHT_DYNSYM, &found);
+      scan_symbols(fd, s, sections[s.sh_link], s.sh_type == SHT_DYNSYM, &found, &entries);
     }
   }
   p->allocator_symbols.assign(found.begin(), found.end());
+  if (!entries.empty()) {
+    std::string list;
+    for (const std::string& e : entries) list += (list.empty() ? "" : ", ") + e;
+    p->allocator_symbols.push_back("the executable exports " + list);
+  }
 }
 
 }  // namespace

@@ -9,7 +9,7 @@ packages=(
   libclang-rt-14-dev libfuzzer-14-dev
   # libraries
   googletest libgtest-dev libgmock-dev libbenchmark-dev libboost-math-dev nlohmann-json3-dev
-  libcli11-dev libssl-dev zlib1g-dev
+  libcli11-dev libssl-dev zlib1g-dev libvalijson-dev
   # peer allocators
   libmimalloc2.0 libjemalloc2 libtcmalloc-minimal4 libgoogle-perftools4 google-perftools
   # profile readers, schema checks, scheduling, browser checks

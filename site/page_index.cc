@@ -1,0 +1,337 @@
+// index.html: per run, the headline numbers, throughput relative to the baseline with CI
+// whiskers (one chart per thread count), the paired-effect table, peak RSS relative to the
+// baseline, and the history of the headline numbers across runs with the same comparison key;
+// then the application runs and the panels for data not collected yet.
+#include <algorithm>
+#include <cmath>
+
+#include "charts.h"
+#include "number_format.h"
+#include "page_common.h"
+
+namespace heapscope::site {
+namespace {
+
+std::string headline_table(const Json& run) {
+  std::vector<std::vector<std::string>> rows;
+  for (const Json& h : run["headline"]) {
+    rows.push_back({html_escape(h["allocator"].get<std::string>()),
+                    ratio(number(h["geomean_effect"])), std::to_string(h["cells"].get<int>())});
+  }
+  return html_table({"allocator",
+                     "throughput vs " + html_escape(run["baseline"].get<std::string>()) +
+                         " (geometric mean of cell effects)",
+                     "cells"},
+                    rows, "Headline: &gt; 1 = faster than the baseline", "numbers");
+}
+
+std::string throughput_charts(const Json& run, const RunAllocators& allocs) {
+  const Json& summary = run["summary"];
+  const std::string baseline = run["baseline"].get<std::string>();
+  const std::string id = run["run_id"].get<std::string>();
+  std::string out;
+  for (unsigned t : summary_threads(summary)) {
+    RatioChart chart;
+    chart.id = anchor("tp-" + id + "-t" + std::to_string(t));
+    chart.title = "Throughput relative to " + baseline + ", " + std::to_string(t) + " thread" +
+                  (t == 1 ? "" : "s");
+    chart.desc = "Bars: paired effect (median per-block ops/s ratio to " + baseline +
+                 ") per workload and allocator; whiskers: 95% bootstrap CI; log scale, " +
+                 baseline + " = 1.0.";
+    chart.y_label = "ops/s relative to " + baseline + " (log)";
+    chart.better = "above 1.0 = faster than " + baseline;
+    chart.baseline = baseline;
+    chart.series = allocs.candidates;
+    for (const auto& a : allocs.candidates) chart.colors.push_back(allocs.color.at(a));
+    for (const std::string& w : summary_workloads(summary)) {
+      RatioGroup group{w, {}};
+      for (std::size_t s = 0; s < allocs.candidates.size(); ++s) {
+        const Json* row = summary_row(summary, w, t, allocs.candidates[s]);
+        if (row == nullptr) continue;
+        const Json& e = (*row)["effect_vs_baseline"];
+        RatioBar bar;
+        bar.series = s;
+        bar.value = e.is_object() ? number(e["effect"]) : std::nan("");
+        if (e.is_object() && e.value("ci_valid", false)) {
+          bar.ci = std::make_pair(number(e["ci_low"]), number(e["ci_high"]));
+        }
+        bar.tooltip = w + ", " + std::to_string(t) + " threads, " + allocs.candidates[s] + ": " +
+                      effect_text(e);
+        group.bars.push_back(bar);
+      }
+      chart.groups.push_back(group);
+    }
+    out += "<figure>" + ratio_chart(chart) + "<figcaption>" + html_escape(chart.desc) +
+           "</figcaption></figure>\n";
+  }
+  return out;
+}
+
+std::string rss_charts(const Json& run, const RunAllocators& allocs) {
+  const Json& summary = run["summary"];
+  const std::string baseline = run["baseline"].get<std::string>();
+  const std::string id = run["run_id"].get<std::string>();
+  std::string out;
+  for (unsigned t : summary_threads(summary)) {
+    RatioChart chart;
+    chart.id = anchor("rss-" + id + "-t" + std::to_string(t));
+    chart.title = "Peak RSS relative to " + baseline + ", " + std::to_string(t) + " thread" +
+                  (t == 1 ? "" : "s");
+    chart.desc = "Bars: median peak RSS of the allocator divided by the median peak RSS of " +
+                 baseline + " in the same cell; log scale, " + baseline +
+                 " = 1.0; no interval (peak RSS is not paired yet).";
+    chart.y_label = "peak RSS relative to " + baseline + " (log)";
+    chart.better = "below 1.0 = less memory than " + baseline;
+    chart.baseline = baseline;
+    chart.series = allocs.candidates;
+    for (const auto& a : allocs.candidates) chart.colors.push_back(allocs.color.at(a));
+    for (const std::string& w : summary_workloads(summary)) {
+      const Json* base = summary_row(summary, w, t, baseline);
+      const double base_rss = base ? number((*base)["peak_rss_bytes"]["median"]) : std::nan("");
+      RatioGroup group{w, {}};
+      for (std::size_t s = 0; s < allocs.candidates.size(); ++s) {
+        const Json* row = summary_row(summary, w, t, allocs.candidates[s]);
+        if (row == nullptr) continue;
+        const double rss = number((*row)["peak_rss_bytes"]["median"]);
+        RatioBar bar;
+        bar.series = s;
+        bar.value = base_rss > 0 ? rss / base_rss : std::nan("");
+        bar.tooltip = w + ", " + std::to_string(t) + " threads, " + allocs.candidates[s] + ": " +
+                      ratio(bar.value) + " (" + mib(rss) + " MiB vs " + mib(base_rss) + " MiB)";
+        group.bars.push_back(bar);
+      }
+      chart.groups.push_back(group);
+    }
+    out += "<figure>" + ratio_chart(chart) + "<figcaption>" + html_escape(chart.desc) +
+           "</figcaption></figure>\n";
+  }
+  return out;
+}
+
+std::string effects_table(const Json& run) {
+  const Json& summary = run["summary"];
+  const std::string id = run["run_id"].get<std::string>();
+  std::vector<std::vector<std::string>> rows;
+  for (const Json& cell : summary["cells"]) {
+    const auto w = cell["workload"].get<std::string>();
+    const auto t = cell["threads"].get<unsigned>();
+    for (const Json& row : cell["allocators"]) {
+      const auto a = row["allocator"].get<std::string>();
+      const Json& e = row["effect_vs_baseline"];
+      const double rel_iqr = number(row["ops_per_sec"]["relative_iqr"]);
+      std::string effect = e.is_null() ? "baseline" : effect_text(e);
+      if (e.is_object() && e.value("ci_valid", false) &&
+          (number(e["ci_low"]) > 1 || number(e["ci_high"]) < 1)) {
+        effect = "<strong>" + effect + "</strong>";
+      }
+      rows.push_back(
+          {html_escape(w), std::to_string(t) + (cell["oversubscribed"] == true ? " (over)" : ""),
+           html_escape(a),
+           std::to_string(row["n"].get<int>()) +
+               (row["failed"].get<int>()
+                    ? " + " + std::to_string(row["failed"].get<int>()) + " failed"
+                    : ""),
+           rate_si(number(row["ops_per_sec"]["median"])),
+           fixed(rel_iqr * 100, 1) + (rel_iqr > 0.10 ? "% noisy" : "%"), effect,
+           e.is_object() ? ratio(number(e.value("mde_ratio", Json()))) : "",
+           mib(number(row["peak_rss_bytes"]["median"])),
+           "<a href=\"reproduce.html#" + reproduce_anchor(id, w, t, a) + "\">command</a>"});
+    }
+  }
+  return html_table({"workload", "threads", "allocator", "n", "median ops/s", "rel. IQR",
+                     "effect vs " + html_escape(run["baseline"].get<std::string>()) + " [95% CI]",
+                     "MDE", "peak RSS MiB", "reproduce"},
+                    rows,
+                    "Paired effects: exp(median per-block log ratio); bold = CI excludes 1.0; "
+                    "MDE = smallest ratio this cell could detect; noisy = relative IQR &gt; 10%",
+                    "numbers");
+}
+
+std::string history_section(const SiteModel& model, const Json& run, const RunAllocators& allocs) {
+  const std::string key = run["comparison_key"]["digest"].get<std::string>();
+  std::vector<const Json*> rows;
+  for (const Json& row : model.history) {
+    if (row["comparison_key"] == key) rows.push_back(&row);
+  }
+  LineChart chart;
+  chart.id = anchor("hist-" + run["run_id"].get<std::string>());
+  chart.title = "Headline throughput vs " + run["baseline"].get<std::string>() + " across runs";
+  chart.desc = "Geometric mean of the paired effects per allocator, for the " +
+               std::to_string(rows.size()) + " published run(s) sharing comparison key " +
+               key.substr(0, 12) + ", in publication order; 1.0 = the baseline.";
+  chart.x_label = "run (engine version, publication order)";
+  chart.y_label = "throughput vs baseline (log)";
+  chart.ratio_axis = true;
+  chart.width = std::max(420.0, 120.0 + 90.0 * static_cast<double>(rows.size()));
+  std::vector<std::vector<std::string>> table;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const Json& series = (*rows[i])["series"];
+    chart.x_labels.push_back(series["engine_version"].is_string()
+                                 ? series["engine_version"].get<std::string>()
+                                 : "#" + std::to_string(i + 1));
+  }
+  for (const std::string& a : allocs.candidates) {
+    LineSeries s{a, allocs.color.at(a), {}};
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      for (const Json& h : (*rows[i])["headline"]) {
+        if (h["allocator"] != a) continue;
+        s.points.push_back({i, number(h["geomean_effect"]),
+                            (*rows[i])["run_id"].get<std::string>() + ", " + a + ": " +
+                                ratio(number(h["geomean_effect"]))});
+      }
+    }
+    chart.series.push_back(s);
+  }
+  for (const Json* row : rows) {
+    std::string cells;
+    for (const Json& h : (*row)["headline"]) {
+      cells += html_escape(h["allocator"].get<std::string>()) + " " +
+               ratio(number(h["geomean_effect"])) + "; ";
+    }
+    table.push_back(
+        {html_escape((*row)["run_id"].get<std::string>()),
+         html_escape((*row)["created"].is_string() ? (*row)["created"].get<std::string>() : ""),
+         cells});
+  }
+  std::string note = rows.size() < 2 ? "<p class=\"note\">Only this run has this comparison key so "
+                                       "far; later runs on the same machine class with the same "
+                                       "workloads and allocator versions join this line.</p>\n"
+                                     : "";
+  return "<figure>" + line_chart(chart) + "<figcaption>" + html_escape(chart.desc) +
+         "</figcaption></figure>\n" + note +
+         html_table({"run", "created", "headline per allocator"}, table, "", "numbers");
+}
+
+// Application runs (hsbench app): the summary's rows rendered generically, so new row fields
+// of that format show up without a change here: every {"median": number} field becomes a
+// median column and every *effect_vs_baseline field an effect column.
+std::string application_section(const Json& run) {
+  const std::string id = anchor("app-" + run["run_id"].get<std::string>());
+  std::string out =
+      "<section aria-labelledby=\"" + id + "\"><h3 id=\"" + id + "\">Application</h3>\n";
+  const Json def = run.contains("application") ? run["application"] : Json::object();
+  if (def.contains("argv") && def["argv"].is_array()) {
+    std::string argv;
+    for (const Json& a : def["argv"]) argv += (argv.empty() ? "" : " ") + a.dump();
+    out += "<p>Command: <code>" + html_escape(argv) + "</code>";
+    if (def.contains("cwd") && def["cwd"].is_string()) {
+      out += " in <code>" + html_escape(def["cwd"].get<std::string>()) + "</code>";
+    }
+    out += "</p>\n";
+  }
+  const Json& summary = run["summary"];
+  std::vector<std::string> medians, effects;
+  for (const Json& cell : summary["cells"]) {
+    for (const Json& row : cell["allocators"]) {
+      for (const auto& [key, value] : row.items()) {
+        const bool is_median = value.is_object() && value.contains("median") &&
+                               (value["median"].is_number() || value["median"].is_null());
+        const bool is_effect = key.size() >= 18 && key.ends_with("effect_vs_baseline");
+        auto& list = is_effect ? effects : medians;
+        if ((is_median || is_effect) && std::find(list.begin(), list.end(), key) == list.end()) {
+          list.push_back(key);
+        }
+      }
+    }
+  }
+  std::vector<std::string> header{"workload", "threads", "allocator", "n"};
+  for (const auto& m : medians) header.push_back(html_escape(m) + " (median)");
+  for (const auto& e : effects) {
+    header.push_back(html_escape(e) + " [95% CI]");
+  }
+  std::vector<std::vector<std::string>> rows;
+  for (const Json& cell : summary["cells"]) {
+    for (const Json& row : cell["allocators"]) {
+      std::vector<std::string> r{html_escape(cell["workload"].get<std::string>()),
+                                 std::to_string(cell["threads"].get<unsigned>()),
+                                 html_escape(row["allocator"].get<std::string>()),
+                                 std::to_string(row["n"].get<int>())};
+      for (const auto& m : medians) {
+        const double v = row.contains(m) && row[m].is_object()
+                             ? number(row[m].value("median", Json()))
+                             : std::nan("");
+        r.push_back(m.find("bytes") != std::string::npos ? mib(v) + " MiB" : fixed(v, 4));
+      }
+      for (const auto& e : effects) {
+        r.push_back(!row.contains(e) || row[e].is_null() ? "baseline" : effect_text(row[e]));
+      }
+      rows.push_back(r);
+    }
+  }
+  const std::string direction = summary.value("direction", "higher-is-better");
+  out += html_table(header, rows,
+                    "Medians per allocator and paired effects against " +
+                        html_escape(run["baseline"].get<std::string>()) + " (" +
+                        html_escape(summary["metric"].get<std::string>()) + ", " +
+                        html_escape(direction) + "): effect &gt; 1 = better than the baseline",
+                    "numbers");
+  return out + "</section>\n";
+}
+
+std::string not_collected_section(const Json& latest) {
+  std::string out =
+      "<section aria-labelledby=\"pending\"><h2 id=\"pending\">Not collected yet</h2>\n"
+      "<p>These panels have no data: nothing below is a measurement.</p>\n<div class=\"cards\">\n";
+  const Json& first = latest["runs"][0];
+  const std::pair<const char*, const char*> titles[] = {{"memory-timeline", "Memory over time"},
+                                                        {"latency", "Latency percentiles"},
+                                                        {"profiler-tax", "Profiler tax"}};
+  for (const Json& item : first["not_collected"]) {
+    std::string title = item["metric"].get<std::string>();
+    for (const auto& [metric, label] : titles) {
+      if (title == metric) title = label;
+    }
+    out += "<div class=\"card pending\" role=\"note\"><h3>" + html_escape(title) +
+           "</h3><p>Not collected yet: " + html_escape(item["reason"].get<std::string>()) +
+           ".</p></div>\n";
+  }
+  return out + "</div></section>\n";
+}
+
+}  // namespace
+
+std::string index_page(const SiteModel& model) {
+  std::string body = "<h1>Allocator benchmark results</h1>\n";
+  std::vector<std::vector<std::string>> runs;
+  for (const Json& run : model.latest["runs"]) {
+    const Json& s = run["summary"];
+    runs.push_back(
+        {"<a href=\"#" + anchor(run["run_id"].get<std::string>()) + "\">" +
+             html_escape(run["run_id"].get<std::string>()) + "</a>",
+         html_escape(run["campaign"].get<std::string>()),
+         html_escape(run["created"].is_string() ? run["created"].get<std::string>() : ""),
+         html_escape(run["series"]["engine_version"].is_string()
+                         ? run["series"]["engine_version"].get<std::string>()
+                         : ""),
+         std::to_string(s["samples"]["ok"].get<int>()) + " / " +
+             std::to_string(s["samples"]["total"].get<int>()),
+         html_escape(run["baseline"].get<std::string>()),
+         "<code>" + run["comparison_key"]["digest"].get<std::string>().substr(0, 12) + "</code>"});
+  }
+  body += html_table({"run", "campaign", "created", "engine version", "samples ok / total",
+                      "baseline", "comparison key"},
+                     runs, "Runs in this publication", "numbers");
+  for (const Json& run : model.latest["runs"]) {
+    const RunAllocators allocs = run_allocators(run);
+    const std::string id = run["run_id"].get<std::string>();
+    body += "<section aria-labelledby=\"" + anchor(id) + "\"><h2 id=\"" + anchor(id) + "\">" +
+            html_escape(run_heading(run)) + "</h2>\n";
+    if (is_throughput_run(run)) {
+      body += headline_table(run);
+      body += "<h3>Throughput relative to the baseline</h3>\n" + throughput_charts(run, allocs);
+      body += "<h3>Paired effects</h3>\n" + effects_table(run);
+      body += "<h3>Peak memory relative to the baseline</h3>\n" + rss_charts(run, allocs);
+      body += "<h3>History</h3>\n" + history_section(model, run, allocs);
+      body += "<p>Thread scaling: <a href=\"scaling.html#" + anchor(id) +
+              "\">scaling.html</a>. Allocator versions, digests, machine and seeds: <a "
+              "href=\"provenance.html#" +
+              anchor(id) + "\">provenance.html</a>.</p>\n";
+    }
+    if (!is_throughput_run(run) || run.contains("application")) body += application_section(run);
+    body += "</section>\n";
+  }
+  body += not_collected_section(model.latest);
+  return html_page("heapscope results", kIndexPage, body);
+}
+
+}  // namespace heapscope::site

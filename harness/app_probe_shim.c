@@ -151,13 +151,19 @@ static void put_num(char* buf, size_t* len, size_t cap, unsigned long v) {
 // The file that defines `malloc` for this process (see the header comment).
 static void find_malloc_object(void) {
   // `&malloc` here would go through the GOT and name the winning definition, so "is it this
-  // shim?" is asked by comparing load addresses with a static function of ours.
+  // shim?" is asked by comparing load addresses with a static function of ours. A non-PIE
+  // executable that takes malloc's address has a "canonical PLT" entry: dlsym returns that
+  // stub, inside the executable, although the executable defines no malloc (dladdr then
+  // matches an undefined "malloc" symbol there). Both cases mean the winning definition is
+  // this shim's, so the allocator serving the process is the next one.
   Dl_info self;
   Dl_info info;
+  const ElfW(Sym)* sym = NULL;
   struct link_map* map = NULL;
   void* address = dlsym(RTLD_DEFAULT, "malloc");
-  if (address != NULL && dladdr(address, &info) != 0 &&
-      dladdr((void*)&find_malloc_object, &self) != 0 && info.dli_fbase == self.dli_fbase) {
+  if (address != NULL && dladdr1(address, &info, (void**)&sym, RTLD_DL_SYMENT) != 0 &&
+      dladdr((void*)&find_malloc_object, &self) != 0 &&
+      (info.dli_fbase == self.dli_fbase || sym == NULL || sym->st_shndx == SHN_UNDEF)) {
     address = (void*)real_malloc;
   }
   malloc_object[0] = '\0';

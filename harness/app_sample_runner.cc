@@ -196,7 +196,9 @@ AppRunResult run_app_command(const AppRunRequest& r) {
       watch(pid, start + r.timeout_seconds, r.rss_interval_seconds, &o.peak_rss_tree_bytes);
   o.wall_seconds = now_seconds() - start;
   const bool interrupted = !exited && g_interrupt != 0;
-  if (!exited) kill_tree(pid);
+  // Whatever the command left running (or all of it, after a timeout) is killed while its
+  // leader is still an unreaped zombie, so the group id cannot have been reused.
+  kill_tree(pid);
 
   int status = 0;
   rusage usage{};
@@ -207,8 +209,7 @@ AppRunResult run_app_command(const AppRunRequest& r) {
   o.peak_rss_bytes = static_cast<std::uint64_t>(usage.ru_maxrss) * 1024;
   if (WIFEXITED(status)) o.exit_status = WEXITSTATUS(status);
 
-  // Stragglers: whatever the command left running is killed and reaped, its usage counted.
-  kill_tree(pid);
+  // The stragglers killed above are reaped here, their usage counted.
   for (;;) {
     rusage more{};
     int ignored = 0;

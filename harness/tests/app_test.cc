@@ -6,6 +6,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -108,6 +110,23 @@ TEST(AppRealProgram, SortUnderEveryAvailableAllocatorWithIdenticalOutput) {
   const CommandResult rp = hsbench({"reproduce", dir / "raw.json", "app:sort/t1/b1/glibc"});
   EXPECT_EQ(rp.exit_code, 0) << all_output(rp);
   EXPECT_TRUE(contains(rp.out, "stdout digest matches")) << rp.out;
+}
+
+// Debian's python3 is a non-PIE executable whose malloc is a "canonical PLT" stub: dlsym finds
+// it inside the executable, yet the program has no allocator of its own.
+TEST(AppRealProgram, NonPiePythonIsNotMistakenForItsOwnAllocator) {
+  if (access("/usr/bin/python3", X_OK) != 0) GTEST_SKIP() << "no /usr/bin/python3";
+  ScratchDir dir("app-python");
+  const CommandResult r =
+      hsbench({"app", "--allocators", "glibc,slow", "--allocator", kSlow, "--blocks", "1",
+               "--warmup", "0", "--out", dir / "raw.json", "--", "/usr/bin/python3", "-c",
+               "print(sum(len(str(i)) for i in range(20000)))"});
+  ASSERT_EQ(r.exit_code, 0) << all_output(r);
+  const auto raw = read_json(dir / "raw.json");
+  for (const auto& a : raw["application"]["probe"]["allocators"]) {
+    EXPECT_EQ(a["serves_malloc"], true) << a.dump();
+  }
+  EXPECT_EQ(raw["samples"].size(), 2u);
 }
 
 TEST(AppPlantedSlow, SerializingAllocatorIsReportedSlowerThanGlibc) {
@@ -235,6 +254,29 @@ TEST(AppFailures, OutputThatDiffersUnderOneAllocatorIsNotAveraged) {
   const auto row = summary_row(summary_of(dir), "app:hs_app_test_program", 1, "slow");
   EXPECT_EQ(row["n"], 0);
   EXPECT_EQ(row["output_differs"], 2);
+}
+
+// Issue 7 target: harness cost per sample beyond the command's own run < 20 ms. Measured as
+// the extra time of 40 more samples of /bin/true, minus what spawning /bin/true costs anyway.
+TEST(AppOverhead, PerSampleCostBeyondTheCommandIsUnder20Ms) {
+  ScratchDir dir("app-overhead");
+  auto campaign_seconds = [&](int blocks) {
+    const auto start = std::chrono::steady_clock::now();
+    const CommandResult r =
+        hsbench({"app", "--allocators", "glibc", "--force", "--warmup", "0", "--blocks",
+                 std::to_string(blocks), "--out", dir / ("raw" + std::to_string(blocks) + ".json"),
+                 "--", "/bin/true"});
+    EXPECT_EQ(r.exit_code, 0) << all_output(r);
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  };
+  const double extra = campaign_seconds(45) - campaign_seconds(5);
+  const auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < 40; ++i) run_command({"/bin/true"});
+  const double plain =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double overhead_ms = (extra - plain) / 40 * 1000;
+  std::printf("per-sample overhead: %.2f ms\n", overhead_ms);
+  EXPECT_LT(overhead_ms, 20.0);
 }
 
 TEST(AppProbeRecords, ExecChainsAndForkedChildrenAreSeparateImages) {

@@ -24,6 +24,16 @@ extern char** environ;
 
 namespace hs_prof_test {
 
+// A zeroed stats struct with size and version set (HS_PROF_STATS_INIT leaves the other
+// members to the compiler, which -Wmissing-field-initializers reports in C++).
+inline hs_prof_stats_t blank_stats() {
+  hs_prof_stats_t s;
+  std::memset(&s, 0, sizeof s);
+  s.size = sizeof s;
+  s.version = HS_PROF_STATS_VERSION;
+  return s;
+}
+
 // Stats of the built-in profiler (aborts if the API refuses a well-formed struct).
 inline hs_prof_stats_t prof_stats() {
   hs_prof_stats_t s;

@@ -8,9 +8,11 @@
 #include <heapscope/heapscope.h>
 #include <heapscope/profile.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <deque>
 #include <mutex>
@@ -98,7 +100,7 @@ void monitor(std::atomic<bool>& done, MonitorResult& r) {
     hs_prof_test::VisitSums live;
     if (!hs_prof_visit(hs_prof_test::VisitSums::add, &live)) r.fail("visit returned false");
     if (!live.consistent) r.fail("inconsistent visit entry");
-    hs_prof_stats_t s = HS_PROF_STATS_INIT;
+    hs_prof_stats_t s = hs_prof_test::blank_stats();
     if (!hs_prof_stats_get(&s)) r.fail("stats_get returned false");
     if (s.enabled != 1 || s.sample_interval != kInterval) r.fail("session changed");
     r.max_live_samples = std::max(r.max_live_samples, s.live_samples);

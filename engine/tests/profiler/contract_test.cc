@@ -8,9 +8,11 @@
 #include <heapscope/heapscope.h>
 #include <heapscope/profile.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <string>
 #include <thread>
@@ -416,34 +418,44 @@ TEST_F(ProfContract, SameSeedSameSamplesInProcessAndSeedZeroDrawsDistinctSeeds) 
 
 // ---- the memory budget ---------------------------------------------------------------------
 
-TEST_F(ProfContract, BudgetBoundsProfilerMemoryCountsDropsAndAllocationsSucceed) {
-  constexpr uint64_t kBudget = 256 * 1024;
+// Allocates kBudgetAllocs blocks from many distinct stacks at interval 1 under a budget and
+// returns the blocks; `peak` gets the largest profiler_bytes seen along the way.
+constexpr int kBudgetAllocs = 6000;
+
+std::vector<void*> allocate_under_budget(uint64_t budget, uint64_t* peak) {
   hs_prof_config_t c = HS_PROF_CONFIG_INIT;
   c.mode = HS_PROF_OVERRIDE;
   c.fields = HS_PROF_FIELD_SAMPLE_INTERVAL | HS_PROF_FIELD_MAX_BYTES | HS_PROF_FIELD_STACK_DEPTH;
   c.sample_interval = 1;  // every allocation is a sample
-  c.max_bytes = kBudget;
+  c.max_bytes = budget;
   c.max_stack_depth = 64;
-  ASSERT_TRUE(hs_prof_start_ex(&c));
-  EXPECT_EQ(prof_stats().max_bytes, kBudget);
-  constexpr int kAllocs = 6000;
   std::vector<void*> blocks;
-  uint64_t peak_profiler_bytes = 0;
-  for (int i = 0; i < kAllocs; ++i) {
+  EXPECT_TRUE(hs_prof_start_ex(&c));
+  EXPECT_EQ(prof_stats().max_bytes, budget);
+  *peak = 0;
+  for (int i = 0; i < kBudgetAllocs; ++i) {
     void* p = alloc_distinct(i, (i / 4) % 60, 64 + static_cast<size_t>(i % 7) * 16);
-    ASSERT_NE(p, nullptr) << "the application's allocation must always succeed";
+    EXPECT_NE(p, nullptr) << "the application's allocation must always succeed";
+    if (p == nullptr) break;
     std::memset(p, 0x5a, 64);
     blocks.push_back(p);
-    if (i % 256 == 0) peak_profiler_bytes = std::max(peak_profiler_bytes, prof_stats().profiler_bytes);
+    if (i % 256 == 0) *peak = std::max(*peak, prof_stats().profiler_bytes);
   }
+  *peak = std::max(*peak, prof_stats().profiler_bytes);
+  return blocks;
+}
+
+TEST_F(ProfContract, BudgetCountsDropsReusesMemoryAndAllocationsSucceed) {
+  constexpr uint64_t kBudget = 256 * 1024;
+  uint64_t peak = 0;
+  std::vector<void*> blocks = allocate_under_budget(kBudget, &peak);
+  ASSERT_EQ(blocks.size(), static_cast<size_t>(kBudgetAllocs));
   hs_prof_stats_t s = prof_stats();
-  peak_profiler_bytes = std::max(peak_profiler_bytes, s.profiler_bytes);
   EXPECT_GT(s.dropped_no_memory, 0u);
   EXPECT_GE(s.dropped_samples, s.dropped_no_memory);
   EXPECT_GT(s.live_samples, 0u) << "a budget of 4 chunks should hold some samples";
-  EXPECT_EQ(s.live_samples + s.dropped_samples, static_cast<uint64_t>(kAllocs))
+  EXPECT_EQ(s.live_samples + s.dropped_samples, static_cast<uint64_t>(kBudgetAllocs))
       << "at interval 1 every allocation is either recorded or counted as dropped";
-  EXPECT_LE(peak_profiler_bytes, kBudget) << "profiler_bytes " << peak_profiler_bytes;
   hs_prof_test::VisitSums sums = hs_prof_test::visit_now();
   EXPECT_EQ(sums.live_objects, s.live_samples);
   EXPECT_GT(sums.stacks, 1u);
@@ -452,18 +464,48 @@ TEST_F(ProfContract, BudgetBoundsProfilerMemoryCountsDropsAndAllocationsSucceed)
   s = prof_stats();
   EXPECT_EQ(s.live_samples, 0u);
   EXPECT_EQ(s.live_bytes, 0u);
-  // A second round: drops keep growing, memory stays bounded (freed records are reused).
+  // A second round: drops keep growing; freed records and stacks are reused, so the
+  // profiler's memory does not grow past the first round's.
   const uint64_t dropped_first = s.dropped_no_memory;
-  for (int i = 0; i < kAllocs; ++i) {
+  const uint64_t bytes_first = s.profiler_bytes;
+  for (int i = 0; i < kBudgetAllocs; ++i) {
     void* p = alloc_distinct(i + 1, (i / 3) % 61, 80);
     ASSERT_NE(p, nullptr);
     blocks.push_back(p);
   }
   s = prof_stats();
   EXPECT_GT(s.dropped_no_memory, dropped_first);
-  EXPECT_LE(s.profiler_bytes, kBudget) << "profiler_bytes " << s.profiler_bytes;
+  EXPECT_GT(s.live_samples, 0u);
+  EXPECT_LE(s.profiler_bytes, bytes_first);
   for (void* p : blocks) hs_free(p);
   EXPECT_EQ(prof_stats().live_samples, 0u);
+}
+
+// A budget of a single 64 KiB chunk: everything still succeeds and every drop is counted.
+TEST_F(ProfContract, TinyBudgetDropsAreCountedAndAllocationsSucceed) {
+  uint64_t peak = 0;
+  std::vector<void*> blocks = allocate_under_budget(64 * 1024, &peak);
+  ASSERT_EQ(blocks.size(), static_cast<size_t>(kBudgetAllocs));
+  hs_prof_stats_t s = prof_stats();
+  std::printf("[budget] 64 KiB: live %llu dropped %llu profiler_bytes %llu\n",
+              static_cast<unsigned long long>(s.live_samples),
+              static_cast<unsigned long long>(s.dropped_no_memory),
+              static_cast<unsigned long long>(s.profiler_bytes));
+  EXPECT_GT(s.dropped_no_memory, 0u);
+  EXPECT_EQ(s.live_samples + s.dropped_samples, static_cast<uint64_t>(kBudgetAllocs));
+  for (void* p : blocks) hs_free(p);
+  EXPECT_EQ(prof_stats().live_samples, 0u);
+}
+
+// BUG: HEAPSCOPE_PROF_MAX_BYTES / max_bytes bounds only the records/stacks/tables memory;
+// the per-page sampled-block bitmaps (never released, not budgeted) are counted in
+// profiler_bytes too, which then exceeds max_bytes (spec §2: "MAX_BYTES bounds it").
+TEST_F(ProfContract, BUG_ProfilerBytesExceedsMaxBytesPageBitmapsNotBudgeted) {
+  constexpr uint64_t kBudget = 256 * 1024;
+  uint64_t peak = 0;
+  std::vector<void*> blocks = allocate_under_budget(kBudget, &peak);
+  EXPECT_LE(peak, kBudget) << "profiler_bytes " << peak << " > max_bytes " << kBudget;
+  for (void* p : blocks) hs_free(p);
 }
 
 TEST_F(ProfContract, BudgetFromTheEnvironment) {
@@ -565,14 +607,16 @@ TEST_F(ProfContract, VisitorMayAllocateAndFreeSampledBlocksAndNestedCallsFailFas
 }
 
 bool stats_in_visitor(const hs_prof_sample_info_t*, void* arg) {
-  hs_prof_stats_t s = HS_PROF_STATS_INIT;
+  hs_prof_stats_t s = hs_prof_test::blank_stats();
   *static_cast<int*>(arg) = hs_prof_stats_get(&s) ? 1 : 0;
   return false;
 }
 
-// profile.h: "Calls made from inside a visitor callback (hs_prof_visit) fail fast (return
-// false / NULL / do nothing)" - hs_prof_stats_get included.
-TEST_F(ProfContract, StatsGetInsideVisitorFailsFastAsDocumented) {
+// BUG (contract): profile.h says "Calls made from inside a visitor callback (hs_prof_visit)
+// fail fast (return false / NULL / do nothing)", but hs_prof_stats_get has no such check and
+// succeeds inside a visitor (api.cc hs_prof_stats_get tests neither t_suppress nor
+// t_lock_held). Harmless (the lock is held by this thread), but not what is documented.
+TEST_F(ProfContract, BUG_StatsGetInsideVisitorDoesNotFailFastAsDocumented) {
   ASSERT_TRUE(hs_prof_start_seeded(1, 6));
   void* p = hs_malloc(128);
   int result = -1;
@@ -697,7 +741,8 @@ TEST_F(ProfContract, HeapDestroyForgetsItsSamplesHeapDeleteKeepsThem) {
   ASSERT_EQ(base.live_samples, 1u);
   hs_heap_t* heap = hs_heap_new();
   ASSERT_NE(heap, nullptr);
-  for (int i = 0; i < 50; ++i) ASSERT_NE(hs_heap_malloc(heap, 256 + static_cast<size_t>(i)), nullptr);
+  for (int i = 0; i < 50; ++i)
+    ASSERT_NE(hs_heap_malloc(heap, 256 + static_cast<size_t>(i)), nullptr);
   // A huge block too (its own mapping).
   ASSERT_NE(hs_heap_malloc(heap, 8u << 20), nullptr);
   hs_prof_stats_t s = prof_stats();
@@ -769,22 +814,28 @@ TEST_F(ProfContract, ReallocInPlaceUpdatesBytesAndMovingReallocStaysConsistent) 
   EXPECT_EQ(s.unique_stacks, 0u);
 }
 
-TEST_F(ProfContract, AlignedAndCrossThreadFreesReturnToBaseline) {
-  ASSERT_TRUE(hs_prof_start_seeded(1, 41));
+std::vector<void*> aligned_blocks(uint64_t* requested) {
   std::vector<void*> blocks;
-  uint64_t bytes = 0;
+  *requested = 0;
   for (int i = 0; i < 64; ++i) {
     size_t size = 100 + 13 * static_cast<size_t>(i);
     size_t alignment = size_t{8} << (i % 10);  // 8 .. 4096
     void* p = hs_malloc_aligned(size, alignment);
-    ASSERT_NE(p, nullptr);
-    ASSERT_TRUE(hs_test::is_aligned(p, alignment));
+    EXPECT_NE(p, nullptr);
+    EXPECT_TRUE(hs_test::is_aligned(p, alignment));
     blocks.push_back(p);
-    bytes += size;
+    *requested += size;
   }
+  return blocks;
+}
+
+TEST_F(ProfContract, AlignedAndCrossThreadFreesReturnToBaseline) {
+  ASSERT_TRUE(hs_prof_start_seeded(1, 41));
+  uint64_t requested = 0;
+  std::vector<void*> blocks = aligned_blocks(&requested);
   hs_prof_stats_t s = prof_stats();
   EXPECT_EQ(s.live_samples, 64u);
-  EXPECT_EQ(s.live_bytes, bytes);
+  EXPECT_GE(s.live_bytes, requested);
   std::thread other([&] {
     for (void* p : blocks) hs_free(p);
   });
@@ -792,6 +843,25 @@ TEST_F(ProfContract, AlignedAndCrossThreadFreesReturnToBaseline) {
   s = prof_stats();
   EXPECT_EQ(s.live_samples, 0u);
   EXPECT_EQ(s.live_bytes, 0u);
+  EXPECT_EQ(s.unique_stacks, 0u);
+}
+
+// BUG: profile.h defines live_bytes as "their requested bytes", and the allocator's own
+// statistics count what the caller asked for; but an aligned allocation (16 < alignment <=
+// the natural-alignment limit) is sampled and recorded with its size rounded up to the
+// alignment (heap_malloc_aligned calls heap_malloc(rounded)): hs_malloc_aligned(100, 4096)
+// shows as 4096 bytes in profiles.
+TEST_F(ProfContract, BUG_AlignedSamplesRecordRequestedBytesNotRoundedSize) {
+  ASSERT_TRUE(hs_prof_start_seeded(1, 42));
+  void* one = hs_malloc_aligned(100, 4096);
+  ASSERT_NE(one, nullptr);
+  EXPECT_EQ(prof_stats().live_bytes, 100u);
+  hs_free(one);
+  uint64_t requested = 0;
+  std::vector<void*> blocks = aligned_blocks(&requested);
+  EXPECT_EQ(prof_stats().live_bytes, requested);
+  EXPECT_EQ(hs_prof_test::visit_now().live_bytes, requested);
+  for (void* p : blocks) hs_free(p);
 }
 
 // ---- pluggable profilers -----------------------------------------------------------------------
@@ -834,8 +904,8 @@ void plug_on_free(hs_profiler_t*, hs_profiler_sample_data_t* data, void* ptr, hs
   if (value[0] != (reinterpret_cast<uintptr_t>(ptr) ^ kMagic)) g_plug.bad_data++;
 }
 
-size_t plug_on_realloc(hs_profiler_t*, hs_profiler_sample_data_t* data, void* ptr,
-                       size_t old_size, size_t new_size, hs_heap_t*) {
+size_t plug_on_realloc(hs_profiler_t*, hs_profiler_sample_data_t* data, void* ptr, size_t old_size,
+                       size_t new_size, hs_heap_t*) {
   g_plug.realloc++;
   g_plug.last_old = old_size;
   g_plug.last_new = new_size;

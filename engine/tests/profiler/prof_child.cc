@@ -1,0 +1,134 @@
+// Helper program for the profiler's child-process tests (process_test.cc). Linked with
+// heapscope_api and built with frame pointers. Prints `KEY value` lines on stdout.
+//
+//   prof_child determinism <seed>|env   start_seeded(4096, seed) (env: hs_prof_start(4096),
+//                                       the seed from HEAPSCOPE_PROF_SEED); a fixed workload;
+//                                       prints the (live_samples, live_bytes) sequence, the
+//                                       sorted per-stack (objects, bytes) list and the seed
+//   prof_child report                   for HEAPSCOPE_PROF=1 runs: allocates through a deep
+//                                       call chain, frees some, leaks some, prints the stats
+//                                       and the deepest stack seen by a visit; exits normally
+//                                       (so HEAPSCOPE_PROF_DUMP_AT_EXIT writes its profile)
+#include <heapscope/heapscope.h>
+#include <heapscope/profile.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cinttypes>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <utility>
+#include <vector>
+
+namespace {
+
+uint64_t g_rng = 7;
+uint64_t next_random() {
+  uint64_t z = (g_rng += 0x9e3779b97f4a7c15ULL);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+__attribute__((noinline, noclone)) void* alloc_at_depth(int depth, size_t size) {
+  if (depth <= 0) {
+    void* p = hs_malloc(size);
+    asm volatile("" : "+r"(p)::"memory");
+    return p;
+  }
+  void* p = alloc_at_depth(depth - 1, size);
+  asm volatile("" : "+r"(p)::"memory");
+  return p;
+}
+
+hs_prof_stats_t stats() {
+  hs_prof_stats_t s;
+  std::memset(&s, 0, sizeof s);
+  s.size = sizeof s;
+  s.version = HS_PROF_STATS_VERSION;
+  if (!hs_prof_stats_get(&s)) std::abort();
+  return s;
+}
+
+struct Collected {
+  std::vector<std::pair<uint64_t, uint64_t>> per_stack;
+  size_t max_depth = 0;
+  size_t min_depth = SIZE_MAX;
+};
+
+bool collect(const hs_prof_sample_info_t* info, void* arg) {
+  auto* c = static_cast<Collected*>(arg);
+  c->per_stack.emplace_back(info->live_objects, info->live_bytes);
+  c->max_depth = std::max(c->max_depth, info->depth);
+  c->min_depth = std::min(c->min_depth, info->depth);
+  return true;
+}
+
+int determinism(const char* seed_arg) {
+  bool ok = std::strcmp(seed_arg, "env") == 0
+                ? hs_prof_start(4096)
+                : hs_prof_start_seeded(4096, std::strtoull(seed_arg, nullptr, 10));
+  if (!ok) return 2;
+  std::vector<void*> blocks;
+  for (int i = 0; i < 3000; ++i) {
+    size_t size = 16 + next_random() % 6000;
+    void* p = alloc_at_depth(static_cast<int>(next_random() % 8), size);
+    if (p == nullptr) return 3;
+    blocks.push_back(p);
+    if (i % 3 == 2) {
+      size_t victim = next_random() % blocks.size();
+      hs_free(blocks[victim]);
+      blocks[victim] = blocks.back();
+      blocks.pop_back();
+    }
+    if (i % 100 == 99) {
+      hs_prof_stats_t s = stats();
+      std::printf("STEP %" PRIu64 " %" PRIu64 "\n", s.live_samples, s.live_bytes);
+    }
+  }
+  Collected c;
+  if (!hs_prof_visit(collect, &c)) return 4;
+  std::sort(c.per_stack.begin(), c.per_stack.end());
+  for (auto [objects, bytes] : c.per_stack) {
+    std::printf("STACK %" PRIu64 " %" PRIu64 "\n", objects, bytes);
+  }
+  hs_prof_stats_t s = stats();
+  std::printf("TOTAL %" PRIu64 "\nSEED %" PRIu64 "\n", s.total_samples, s.seed);
+  for (void* p : blocks) hs_free(p);
+  hs_prof_stop();
+  return 0;
+}
+
+int report() {
+  // The first allocation initializes the engine (and starts the profiler under HEAPSCOPE_PROF).
+  std::vector<void*> blocks;
+  for (int i = 0; i < 400; ++i) {
+    void* p = alloc_at_depth(6, 4096 + static_cast<size_t>(i % 16) * 64);
+    if (p == nullptr) return 3;
+    blocks.push_back(p);
+  }
+  for (size_t i = 0; i < blocks.size(); i += 2) hs_free(blocks[i]);  // half freed, half leaked
+  hs_prof_stats_t s = stats();
+  Collected c;
+  if (hs_prof_is_enabled() && !hs_prof_visit(collect, &c)) return 4;
+  std::printf("ENABLED %d\nINTERVAL %" PRIu64 "\nDEPTH %u\nACCUM %d\nACCUM_SAMPLES %" PRIu64
+              "\nLIVE %" PRIu64 "\nTOTAL %" PRIu64 "\nSEED %" PRIu64 "\nMAXBYTES %" PRIu64
+              "\nMAXDEPTH %zu\nMINDEPTH %zu\n",
+              s.enabled, s.sample_interval, static_cast<unsigned>(s.max_stack_depth), s.accum,
+              s.accum_samples, s.live_samples, s.total_samples, s.seed, s.max_bytes, c.max_depth,
+              c.min_depth == SIZE_MAX ? 0 : c.min_depth);
+  std::fflush(stdout);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  alarm(60);  // never hang a test
+  if (argc >= 3 && std::strcmp(argv[1], "determinism") == 0) return determinism(argv[2]);
+  if (argc >= 2 && std::strcmp(argv[1], "report") == 0) return report();
+  std::fprintf(stderr, "usage: prof_child determinism <seed>|env | report\n");
+  return 64;
+}

@@ -107,10 +107,11 @@ std::string kind_of_file(const ProgramFile& f) {
 std::string no_preload_explanation(const std::vector<ProgramFile>& chain) {
   const ProgramFile& runs = chain.back();
   if (runs.elf && !runs.dynamic) {
-    return runs.path +
-           " is statically linked (its ELF has no program interpreter): the dynamic loader never "
-           "runs, so LD_PRELOAD cannot replace its malloc. Every allocator would measure the "
-           "allocator linked into the program; no comparison is possible.";
+    return runs.path + " is statically linked" +
+           (runs.go ? " (a Go program: its runtime allocates with mmap itself)" : "") +
+           "; its ELF has no program interpreter, so the dynamic loader never runs and "
+           "LD_PRELOAD cannot replace its malloc. Every allocator would measure the allocator "
+           "built into the program; no comparison is possible.";
   }
   for (const ProgramFile& f : chain) {
     if (f.secure_exec) {

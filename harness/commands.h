@@ -27,7 +27,6 @@ void add_reproduce_command(CLI::App& app, CommandAction& run);   // cmd_reproduc
 void add_plan_command(CLI::App& app, CommandAction& run);        // cmd_plan.cc
 void add_run_block_command(CLI::App& app, CommandAction& run);   // cmd_run_block.cc
 void add_merge_command(CLI::App& app, CommandAction& run);       // cmd_merge.cc
-void add_app_command(CLI::App& app, CommandAction& run);         // cmd_app.cc
 void add_publish_command(CLI::App& app, CommandAction& run);     // cmd_publish.cc
 void add_verify_command(CLI::App& app, CommandAction& run);      // cmd_verify.cc
 void add_app_command(CLI::App& app, CommandAction& run);         // cmd_app.cc

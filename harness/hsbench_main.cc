@@ -39,7 +39,6 @@ int hsbench_main(int argc, char** argv) {
   add_plan_command(app, run);
   add_run_block_command(app, run);
   add_merge_command(app, run);
-  add_app_command(app, run);
   add_publish_command(app, run);
   add_verify_command(app, run);
   add_app_command(app, run);

@@ -35,6 +35,7 @@ void read_build_id(const dl_phdr_info& info, char (&hex)[2 * kMaxBuildIdBytes + 
   for (ElfW(Half) i = 0; i < info.dlpi_phnum; ++i) {
     const ElfW(Phdr)& phdr = info.dlpi_phdr[i];
     if (phdr.p_type != PT_NOTE) continue;
+    // The loader reports addresses as integers. NOLINTNEXTLINE(performance-no-int-to-ptr)
     const auto* note = reinterpret_cast<const uint8_t*>(info.dlpi_addr + phdr.p_vaddr);
     size_t remaining = phdr.p_memsz;
     while (remaining >= sizeof(ElfW(Nhdr))) {

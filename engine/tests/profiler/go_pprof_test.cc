@@ -1,8 +1,9 @@
 // The real reader: profiles written by heapscope, read back by `go tool pprof` (Go 1.19's,
 // the one Debian ships). Fake stacks hold real return addresses inside named functions of this
 // PIE test binary and of a shared library (built with -g: go tool pprof symbolizes from DWARF
-// only). The same tests run in a GNU ld build and, when lld is installed, an lld build (whose
-// text segment's file offset differs from its address, which trips naive mapping layouts).
+// only). The same tests run in a GNU ld build, a position-dependent (-no-pie) build and, when
+// lld is installed, an lld build (whose text segment's file offset differs from its address,
+// which trips naive mapping layouts).
 //   text  + binary argument: go resolves the C function from DWARF, unsamples by average size
 //   proto + binary argument: go resolves the C function, values are our estimates
 //   proto-symbolized, no binary: names come from the profile, the C++ one demangled
@@ -16,6 +17,7 @@
 #include "demo_functions.h"
 #include "demo_library.h"
 #include "profile_fixture.h"
+#include "profiler/modules.h"
 #include "profiler/profile_writer.h"
 #include "reader_support.h"
 
@@ -82,7 +84,26 @@ class PerlPprof : public RealReaderTest {
   }
 };
 
+// A position-dependent executable is loaded at its link address: load bias 0.
+bool main_executable_is_pie() {
+  uintptr_t bias = 0;
+  prof::for_each_module_segment(
+      [](const prof::ModuleSegment& segment, void* arg) {
+        *static_cast<uintptr_t*>(arg) = segment.load_bias;
+        return false;
+      },
+      &bias);
+  return bias != 0;
+}
+
 TEST_F(GoPprof, TextFormatWithBinary) {
+  if (!main_executable_is_pie()) {
+    // Go 1.19 rewrites a main mapping with start - offset == 0x400000 to start 0x400000,
+    // offset 0, then misplaces every address by the text segment's offset (verified in
+    // pprof-formats.md §2.6). Perl and the standalone pprof read the same file correctly,
+    // and go reads the proto of a non-PIE (the tests below).
+    GTEST_SKIP() << "go tool pprof 1.19 cannot place non-PIE text-format mappings";
+  }
   prof::OsBuffer text;
   ASSERT_TRUE(prof::write_text_profile(profile_.data(), text));
   std::string path = write_file("heap.txt", text);

@@ -66,7 +66,7 @@ class RealReaderTest : public ::testing::Test {
   FakeProfile profile_{524288, /*accum=*/false};
 };
 
-class GoPprof : public RealReaderTest {
+class GoPprofReader : public RealReaderTest {
  protected:
   void SetUp() override {
     if (!tool_available("go")) GTEST_SKIP() << "go is not installed (apt-get install golang-go)";
@@ -76,13 +76,24 @@ class GoPprof : public RealReaderTest {
 
 // gperftools' perl google-pprof (Debian google-perftools; gone from gperftools 2.17) reads
 // the text format only, symbolizing with nm/addr2line and demangling with c++filt.
-class PerlPprof : public RealReaderTest {
+class PerlPprofReader : public RealReaderTest {
  protected:
   void SetUp() override {
     if (!tool_available("google-pprof")) GTEST_SKIP() << "google-pprof is not installed";
     RealReaderTest::SetUp();
   }
 };
+
+// One suite name per build variant (HS_PPROF_VARIANT: Lld, NoPie), so CTest names differ.
+#ifndef HS_PPROF_VARIANT
+#define HS_PPROF_VARIANT
+#endif
+#define HS_PPROF_CONCAT2(a, b) a##b
+#define HS_PPROF_CONCAT(a, b) HS_PPROF_CONCAT2(a, b)
+#define GO_PPROF HS_PPROF_CONCAT(GoPprof, HS_PPROF_VARIANT)
+#define PERL_PPROF HS_PPROF_CONCAT(PerlPprof, HS_PPROF_VARIANT)
+using GO_PPROF = GoPprofReader;
+using PERL_PPROF = PerlPprofReader;
 
 // A position-dependent executable is loaded at its link address: load bias 0.
 bool main_executable_is_pie() {
@@ -96,7 +107,7 @@ bool main_executable_is_pie() {
   return bias != 0;
 }
 
-TEST_F(GoPprof, TextFormatWithBinary) {
+TEST_F(GO_PPROF, TextFormatWithBinary) {
   if (!main_executable_is_pie()) {
     // Go 1.19 rewrites a main mapping with start - offset == 0x400000 to start 0x400000,
     // offset 0, then misplaces every address by the text segment's offset (verified in
@@ -130,7 +141,7 @@ TEST_F(GoPprof, TextFormatWithBinary) {
   EXPECT_NEAR(static_cast<double>(totals[1]), static_cast<double>(bytes), 2.0);
 }
 
-TEST_F(GoPprof, ProtoWithBinary) {
+TEST_F(GO_PPROF, ProtoWithBinary) {
   prof::OsBuffer proto;
   ASSERT_TRUE(
       prof::write_proto_profile(profile_.data(), {.symbolize = false, .gzip = true}, proto));
@@ -153,7 +164,7 @@ TEST_F(GoPprof, ProtoWithBinary) {
   EXPECT_NEAR(static_cast<double>(totals[3]), static_cast<double>(expected_inuse_estimate()), 2.0);
 }
 
-TEST_F(GoPprof, SymbolizedProtoWithoutBinary) {
+TEST_F(GO_PPROF, SymbolizedProtoWithoutBinary) {
   prof::OsBuffer proto;
   ASSERT_TRUE(prof::write_proto_profile(profile_.data(), {.symbolize = true, .gzip = true}, proto));
   std::string path = write_file("heap.sym.pb.gz", proto);
@@ -172,7 +183,7 @@ TEST_F(GoPprof, SymbolizedProtoWithoutBinary) {
   EXPECT_NEAR(static_cast<double>(totals[3]), static_cast<double>(expected_inuse_estimate()), 2.0);
 }
 
-TEST_F(PerlPprof, TextFormatWithBinary) {
+TEST_F(PERL_PPROF, TextFormatWithBinary) {
   prof::OsBuffer text;
   ASSERT_TRUE(prof::write_text_profile(profile_.data(), text));
   std::string path = write_file("heap.txt", text);

@@ -2,7 +2,8 @@
 # The README's main job: installs dependencies, builds what the harness needs (Release), lists
 # the allocator registry (versions, digests, availability), runs the `quick` paired campaign
 # across every available allocator and prints its report (medians, paired effects with
-# bootstrap CIs). Publishing it as a static site comes with the site issue (hsbench publish).
+# bootstrap CIs), then publishes it as a sealed static site (hsbench publish, appending to the
+# main job's history) and verifies the site (hsbench verify).
 # Usage: bash ci/main-job.sh [extra `hsbench run` flags, e.g. --seed 42]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -20,5 +21,8 @@ hsbench=build/release/harness/hsbench
 "$hsbench" run --campaign quick --out "$out/quick.raw.json" "$@"
 "$hsbench" report "$out/quick.raw.json" --summary-out "$out/quick.summary.json" \
   | tee "$out/quick.report.txt"
+"$hsbench" publish "$out/quick.raw.json" --out "$out/site" --history "$out/history.jsonl"
+"$hsbench" verify "$out/site"
 echo "main job: raw run, summary and report in $out/"
 echo "reproduce any sample: $hsbench reproduce $out/quick.raw.json <sample-id>"
+echo "site: $out/site/index.html"

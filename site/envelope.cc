@@ -89,8 +89,8 @@ Json not_collected() {
         {"reason", "per-operation latency percentiles are not measured yet"}},
        {{"metric", "profiler-tax"},
         {"reason",
-         "the engine's sampled profiler is not implemented yet (engine-prof is listed "
-         "as unavailable)"}}});
+         "the cost of the engine's sampled profiler (engine-prof against engine, sampling "
+         "on) has no campaign of its own yet"}}});
 }
 
 // The raw run as shipped: whole when small, else only the representative samples.

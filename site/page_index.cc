@@ -317,11 +317,20 @@ std::string index_page(const SiteModel& model) {
     body += "<section aria-labelledby=\"" + anchor(id) + "\"><h2 id=\"" + anchor(id) + "\">" +
             html_escape(run_heading(run)) + "</h2>\n";
     if (is_throughput_run(run)) {
+      const std::string a = anchor(id);
+      body += "<p class=\"toc\">On this run: <a href=\"#" + a +
+              "-throughput\">throughput</a> · <a href=\"#" + a +
+              "-memory\">peak memory</a> · <a href=\"#" + a +
+              "-history\">history</a> · <a href=\"#" + a +
+              "-effects\">paired effects</a> · <a href=\"scaling.html#" + a +
+              "\">thread scaling</a> · <a href=\"provenance.html#" + a + "\">provenance</a></p>\n";
       body += headline_table(run);
-      body += "<h3>Throughput relative to the baseline</h3>\n" + throughput_charts(run, allocs);
-      body += "<h3>Paired effects</h3>\n" + effects_table(run);
-      body += "<h3>Peak memory relative to the baseline</h3>\n" + rss_charts(run, allocs);
-      body += "<h3>History</h3>\n" + history_section(model, run, allocs);
+      body += "<h3 id=\"" + a + "-throughput\">Throughput relative to the baseline</h3>\n" +
+              throughput_charts(run, allocs);
+      body += "<h3 id=\"" + a + "-memory\">Peak memory relative to the baseline</h3>\n" +
+              rss_charts(run, allocs);
+      body += "<h3 id=\"" + a + "-history\">History</h3>\n" + history_section(model, run, allocs);
+      body += "<h3 id=\"" + a + "-effects\">Paired effects</h3>\n" + effects_table(run);
       body += "<p>Thread scaling: <a href=\"scaling.html#" + anchor(id) +
               "\">scaling.html</a>. Allocator versions, digests, machine and seeds: <a "
               "href=\"provenance.html#" +

@@ -4,6 +4,7 @@
 // runs are refused with nothing published overwritten; the history only grows; and the
 // full-size 7 x 10 x 4 x 20 campaign publishes in under 2 s into a site under 5 MiB.
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 
 #include <chrono>
 #include <filesystem>
@@ -260,19 +261,31 @@ TEST(publish, FullSizeCampaignIsFastAndSmall) {
   const std::string raw = write_fixture(
       dir, "full.json", {.allocators = 7, .workloads = 10, .threads = {1, 2, 4, 8}, .blocks = 20});
   const fs::path site = dir.path() / "site";
+  // CPU time of the child as well as wall time: the test machine is shared, and on a loaded
+  // machine the wall clock measures the neighbours.
+  rusage before{}, after{};
+  getrusage(RUSAGE_CHILDREN, &before);
   const auto start = std::chrono::steady_clock::now();
   const CommandResult r = hsbench({"publish", raw, "--out", site.string()});
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  getrusage(RUSAGE_CHILDREN, &after);
   ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto cpu = [](const rusage& u) {
+    return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+           static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) * 1e-6;
+  };
+  const double cpu_seconds = cpu(after) - cpu(before);
   std::uint64_t bytes = 0;
   for (const auto& [path, content] : snapshot(site)) bytes += content.size();
   std::printf(
-      "hsbench publish 7 x 10 x 4 x 20 (5600 samples, %.1f MB raw): %.3f s, site %.2f MiB\n",
-      static_cast<double>(fs::file_size(raw)) / 1e6, seconds,
+      "hsbench publish 7 x 10 x 4 x 20 (5600 samples, %.1f MB raw): %.3f s wall, %.3f s CPU, "
+      "site %.2f MiB\n",
+      static_cast<double>(fs::file_size(raw)) / 1e6, seconds, cpu_seconds,
       static_cast<double>(bytes) / 1048576.0);
   EXPECT_LT(bytes, 5u * 1024 * 1024);
-  EXPECT_LT(seconds, 4.0);  // target 2 s; slack for a loaded 2-core test machine
+  EXPECT_LT(cpu_seconds, 2.0);  // the target
+  EXPECT_LT(seconds, 10.0);     // wall: only a sanity bound on a shared machine
 
   const auto latest = nlohmann::json::parse(read_file(site / "latest.json"));
   const auto& run = latest["runs"][0];

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <heapscope/heapscope.h>
 #include <heapscope/profile.h>
+#include <time.h>
 
 #include <algorithm>
 #include <atomic>
@@ -743,8 +744,9 @@ TEST_F(ProfContract, HeapDestroyForgetsItsSamplesHeapDeleteKeepsThem) {
   ASSERT_NE(heap, nullptr);
   for (int i = 0; i < 50; ++i)
     ASSERT_NE(hs_heap_malloc(heap, 256 + static_cast<size_t>(i)), nullptr);
-  // A huge block too (its own mapping).
-  ASSERT_NE(hs_heap_malloc(heap, 8u << 20), nullptr);
+  // A huge block too (its own mapping): an alignment above 64 KiB takes that path. (Not a
+  // multi-MiB block: at interval 1 its cost is linear in its size, see BUG_ below.)
+  ASSERT_NE(hs_heap_malloc_aligned(heap, 200000, 256 * 1024), nullptr);
   hs_prof_stats_t s = prof_stats();
   EXPECT_EQ(s.live_samples, base.live_samples + 51);
   hs_heap_destroy(heap);
@@ -827,6 +829,28 @@ std::vector<void*> aligned_blocks(uint64_t* requested) {
     *requested += size;
   }
   return blocks;
+}
+
+double thread_cpu_seconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+// BUG (performance): when an allocation crosses the countdown, sample_countdown_expired
+// draws distances in a loop until the countdown is positive again - one exp draw (log1p)
+// per `interval` bytes of the allocation, O(size / interval). At interval 1 a 16 MiB block
+// costs ~16M draws (about half a second of CPU); a 1 GiB block, about a minute. The
+// exponential is memoryless, so the distance past the end of the block is one fresh draw.
+TEST_F(ProfContract, BUG_LargeAllocationCostIsLinearInSizeOverInterval) {
+  ASSERT_TRUE(hs_prof_start_seeded(1, 61));
+  double before = thread_cpu_seconds();
+  void* p = hs_malloc(16u << 20);
+  double seconds = thread_cpu_seconds() - before;
+  ASSERT_NE(p, nullptr);
+  EXPECT_EQ(prof_stats().live_samples, 1u);
+  EXPECT_LT(seconds, 0.05) << "one 16 MiB allocation at interval 1 took " << seconds << " s of CPU";
+  hs_free(p);
 }
 
 TEST_F(ProfContract, AlignedAndCrossThreadFreesReturnToBaseline) {
@@ -1024,6 +1048,99 @@ TEST_F(ProfContract, ProcessWideProfilerAndProfileDisabledHeap) {
   ASSERT_TRUE(hs_profile(nullptr));
   for (int i = 0; i < 10; ++i) hs_free(hs_malloc(200));
   EXPECT_EQ(g_plug.alloc.load(), 110);
+}
+
+// on_alloc's return value is the next mean interval; a heap's own profiler wins over the
+// process-wide one; the built-in session samples the other heaps at the same time; a profiler
+// without on_free gets no user data and tracks nothing.
+std::atomic<int> g_slow_allocs{0};
+size_t slow_down_on_alloc(hs_profiler_t*, hs_profiler_sample_data_t*, void*, size_t, size_t,
+                          uint64_t, hs_heap_t*) {
+  g_slow_allocs++;
+  return size_t{1} << 40;  // from now on, (almost) never
+}
+std::atomic<int> g_untracked_allocs{0}, g_untracked_with_data{0};
+size_t untracked_on_alloc(hs_profiler_t*, hs_profiler_sample_data_t* data, void*, size_t, size_t,
+                          uint64_t, hs_heap_t*) {
+  g_untracked_allocs++;
+  if (data != nullptr) g_untracked_with_data++;
+  return 0;
+}
+hs_profiler_t g_slow_profiler = [] {
+  hs_profiler_t p = make_profiler();
+  p.on_alloc = slow_down_on_alloc;
+  p.on_free = nullptr;
+  return p;
+}();
+hs_profiler_t g_untracked_profiler = [] {
+  hs_profiler_t p = make_profiler();
+  p.on_alloc = untracked_on_alloc;
+  p.on_free = nullptr;
+  return p;
+}();
+
+TEST_F(ProfContract, PluggableIntervalFromOnAllocPrecedenceAndBuiltInSideBySide) {
+  g_plug.reset();
+  hs_heap_t* slow = hs_heap_new();
+  ASSERT_TRUE(hs_heap_profile(slow, &g_slow_profiler));
+  ASSERT_TRUE(hs_profiler_start(&g_slow_profiler));
+  for (int i = 0; i < 1000; ++i) hs_free(hs_heap_malloc(slow, 256));
+  EXPECT_EQ(g_slow_allocs.load(), 1) << "the interval returned by on_alloc takes effect";
+  ASSERT_TRUE(hs_profiler_stop(&g_slow_profiler));
+
+  // Built-in session at interval 1 plus a heap-attached user profiler and a process-wide one.
+  ASSERT_TRUE(hs_prof_start_seeded(1, 51));
+  hs_heap_t* own = hs_heap_new();
+  ASSERT_TRUE(hs_heap_profile(own, &g_heap_profiler));
+  ASSERT_TRUE(hs_profiler_start(&g_heap_profiler));
+  std::vector<void*> blocks;
+  for (int i = 0; i < 20; ++i) blocks.push_back(hs_heap_malloc(own, 128));
+  for (int i = 0; i < 30; ++i) blocks.push_back(hs_malloc(128));
+  EXPECT_EQ(g_plug.alloc.load(), 20);
+  EXPECT_EQ(prof_stats().live_samples, 30u) << "the default heap still feeds the built-in one";
+  ASSERT_TRUE(hs_profile(&g_untracked_profiler));
+  ASSERT_TRUE(hs_profiler_start(&g_untracked_profiler));
+  for (int i = 0; i < 10; ++i) blocks.push_back(hs_heap_malloc(own, 128));
+  for (int i = 0; i < 15; ++i) blocks.push_back(hs_malloc(128));
+  EXPECT_EQ(g_plug.alloc.load(), 30) << "the heap's own profiler wins over the process-wide one";
+  EXPECT_EQ(g_untracked_allocs.load(), 15);
+  EXPECT_EQ(g_untracked_with_data.load(), 0) << "no user data without on_free";
+  EXPECT_EQ(prof_stats().live_samples, 30u);
+  for (void* p : blocks) hs_free(p);
+  EXPECT_EQ(g_plug.free.load(), 30);
+  EXPECT_EQ(g_plug.bad_data.load(), 0);
+  EXPECT_EQ(prof_stats().live_samples, 0u);
+  ASSERT_TRUE(hs_profiler_stop(&g_untracked_profiler));
+  ASSERT_TRUE(hs_profile(nullptr));
+  ASSERT_TRUE(hs_profiler_stop(&g_heap_profiler));
+  ASSERT_TRUE(hs_heap_profile(own, nullptr));
+  hs_heap_delete(own);
+  hs_heap_delete(slow);
+}
+
+TEST_F(ProfContract, PprofProfilerInuseGrowthTriggerAndBusySession) {
+  hs_prof_test::TempDir dir;
+  const std::string base = dir.file("inuse");
+  hs_profiler_t* pprof = hs_pprof_profiler_new(4096, base.c_str(), 0, 1 << 20, 0);
+  ASSERT_NE(pprof, nullptr);
+  ASSERT_TRUE(hs_prof_start(4096));
+  EXPECT_FALSE(hs_profiler_start(pprof)) << "the built-in session is already running";
+  hs_prof_stop();
+  ASSERT_TRUE(hs_profiler_start(pprof));
+  std::vector<void*> blocks;
+  for (int i = 0; i < 64; ++i) {  // 64 x 4 KiB = 256 KiB: below the in-use trigger
+    blocks.push_back(hs_malloc(4096));
+    hs_free(blocks.back());
+    blocks.pop_back();
+  }
+  EXPECT_FALSE(hs_prof_test::file_exists(base + ".0001.pb.gz"));
+  for (int i = 0; i < 512; ++i) blocks.push_back(hs_malloc(4096));  // 2 MiB live
+  EXPECT_TRUE(hs_prof_test::file_exists(base + ".0001.pb.gz"));
+  for (void* p : blocks) hs_free(p);
+  ASSERT_TRUE(hs_profiler_stop(pprof));
+  hs_pprof_profiler_delete(pprof);
+  EXPECT_EQ(hs_pprof_profiler_new(4096, nullptr, 0, 0, 0), nullptr);
+  EXPECT_EQ(hs_pprof_profiler_new(4096, ".heap", 0, 0, 0), nullptr) << "empty base name";
 }
 
 TEST_F(ProfContract, PprofProfilerWritesNumberedSnapshotsByAllocatedBytes) {

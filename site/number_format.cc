@@ -16,6 +16,7 @@ std::string ratio(double value) { return fixed(value, 3); }
 
 std::string rate_si(double v) {
   if (!std::isfinite(v)) return "n/a";
+  if (v == 0) return "0";
   static constexpr struct {
     double scale;
     const char* prefix;

@@ -11,6 +11,12 @@ std::string text_of(const Json& v) {
   return v.is_string() ? v.get<std::string>() : v.is_null() ? "" : v.dump();
 }
 
+std::string join(const Json& strings) {
+  std::string out;
+  for (const Json& s : strings) out += (out.empty() ? "" : ", ") + s.get<std::string>();
+  return out;
+}
+
 std::string facts(const std::vector<std::pair<std::string, std::string>>& items) {
   std::string dl = "<dl class=\"facts\">\n";
   for (const auto& [k, v] : items) dl += "<dt>" + html_escape(k) + "</dt><dd>" + v + "</dd>\n";
@@ -32,6 +38,10 @@ std::string provenance_page(const SiteModel& model) {
         {"engine version (series)", html_escape(text_of(run["series"]["engine_version"]))},
         {"campaign seed", std::to_string(run["seed"].get<std::uint64_t>()) + " (0x" +
                               html_escape(run["seed_hex"].get<std::string>()) + ")"},
+        {"block seeds", "every allocator in block <var>b</var> of a cell runs <code>--seed " +
+                            std::to_string(run["seed"].get<std::uint64_t>()) +
+                            " --block <var>b</var></code> and so replays the same stream; "
+                            "per-worker seeds are in each sample of the raw run"},
         {"baseline", html_escape(run["baseline"].get<std::string>())},
         {"raw run SHA-256", "<code>" + raw["source_sha256"].get<std::string>() + "</code> (" +
                                 std::to_string(raw["source_bytes"].get<std::uint64_t>()) +
@@ -49,6 +59,10 @@ std::string provenance_page(const SiteModel& model) {
          "<code>" + run["comparison_key"]["digest"].get<std::string>() + "</code> (" +
              html_escape(run["comparison_key"]["method"].get<std::string>()) + ")"},
     });
+    if (run.contains("application")) {
+      body += "<details open><summary>Application</summary><pre>" +
+              html_escape(run["application"].dump(1)) + "</pre></details>\n";
+    }
     body += "<details><summary>Comparison key components</summary><pre>" +
             html_escape(run["comparison_key"]["components"].dump(1)) + "</pre></details>\n";
     const Json& m = run["machine"];
@@ -58,7 +72,7 @@ std::string provenance_page(const SiteModel& model) {
           html_escape(m["machine"].get<std::string>()),
           html_escape(m["sysname"].get<std::string>()), std::to_string(m["nproc"].get<int>()),
           fixed(number(m["mem_total_kb"]) / 1048576.0, 1) + " GiB",
-          html_escape(text_of(m["hostnames"]))}},
+          html_escape(join(m["hostnames"]))}},
         "Machine", "numbers");
     std::vector<std::vector<std::string>> rows;
     for (const Json& a : run["allocators"]) {

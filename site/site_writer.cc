@@ -65,6 +65,13 @@ PublishResult publish_site(const PublishRequest& req) {
   if (req.runs.empty()) throw SiteError("nothing to publish");
   const fs::path out = fs::absolute(req.out_dir).lexically_normal();
   require_replaceable(out);
+  if (!req.history_path.empty()) {
+    const fs::path history = fs::absolute(req.history_path).lexically_normal();
+    if (history.string().rfind(out.string() + "/", 0) == 0) {
+      throw SiteError(req.history_path + ": the history must live outside " + out.string() +
+                      " (the site directory is replaced as a whole; its history.jsonl is a copy)");
+    }
+  }
 
   // Runs, their history rows, and the refusal of duplicates (in the history or in this call).
   History history = req.history_path.empty() ? History{} : load_history(req.history_path);

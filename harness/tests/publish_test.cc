@@ -247,6 +247,13 @@ TEST(publish, HistoryOnlyGrowsAndRefusesARunTwice) {
   EXPECT_EQ(twice.exit_code, 1);
   EXPECT_TRUE(contains(twice.err, "given twice")) << twice.err;
 
+  // The history inside the site directory would be replaced with it: refused.
+  const CommandResult inside = hsbench({"publish", other_key, "--out", site.string(), "--history",
+                                        (site / "history.jsonl").string()});
+  EXPECT_EQ(inside.exit_code, 1);
+  EXPECT_TRUE(contains(inside.err, "must live outside")) << inside.err;
+  EXPECT_EQ(snapshot(dir.path()), before);
+
   ASSERT_EQ(hsbench({"publish", other_key, "--out", site.string(), "--history", history}).exit_code,
             0);
   const auto row3 = nlohmann::json::parse(read_file(history).substr(two.size()));

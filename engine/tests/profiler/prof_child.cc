@@ -5,6 +5,12 @@
 //                                       the seed from HEAPSCOPE_PROF_SEED); a fixed workload;
 //                                       prints the (live_samples, live_bytes) sequence, the
 //                                       sorted per-stack (objects, bytes) list and the seed
+//   prof_child threads <seed>           start_seeded(4096, seed); 4 threads created in order,
+//                                       released together, each allocating its own fixed
+//                                       workload at its own call depth; prints the per-stack
+//                                       (depth, objects, bytes) list sorted by depth
+//   prof_child config-exit <path> <fmt>  start_ex(OVERRIDE: dump_at_exit=path, dump_format=fmt)
+//                                       at interval 4096, leaks some blocks, exits normally
 //   prof_child report                   for HEAPSCOPE_PROF=1 runs: allocates through a deep
 //                                       call chain, frees some, leaks some, prints the stats
 //                                       and the deepest stack seen by a visit; exits normally
@@ -14,11 +20,13 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cinttypes>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -101,6 +109,74 @@ int determinism(const char* seed_arg) {
   return 0;
 }
 
+struct DepthStack {
+  size_t depth;
+  uint64_t objects, bytes;
+  bool operator<(const DepthStack& o) const {
+    return depth != o.depth       ? depth < o.depth
+           : objects != o.objects ? objects < o.objects
+                                  : bytes < o.bytes;
+  }
+};
+
+bool collect_depth(const hs_prof_sample_info_t* info, void* arg) {
+  static_cast<std::vector<DepthStack>*>(arg)->push_back(
+      DepthStack{info->depth, info->live_objects, info->live_bytes});
+  return true;
+}
+
+int threads(const char* seed_arg) {
+  if (!hs_prof_start_seeded(4096, std::strtoull(seed_arg, nullptr, 10))) return 2;
+  constexpr int kThreads = 4;
+  std::atomic<bool> go{false};
+  std::vector<std::vector<void*>> kept(kThreads);
+  std::vector<std::thread> pool;
+  for (int t = 0; t < kThreads; ++t) {
+    pool.emplace_back([t, &go, &kept] {
+      while (!go.load(std::memory_order_acquire)) {
+      }
+      uint64_t rng = 1000 + static_cast<uint64_t>(t);
+      for (int i = 0; i < 2000; ++i) {
+        uint64_t z = (rng += 0x9e3779b97f4a7c15ULL);
+        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+        z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+        z ^= z >> 31;
+        kept[static_cast<size_t>(t)].push_back(alloc_at_depth(2 * t + 1, 16 + z % 4000));
+      }
+    });
+  }
+  go.store(true, std::memory_order_release);
+  for (std::thread& th : pool) th.join();
+  std::vector<DepthStack> stacks;
+  if (!hs_prof_visit(collect_depth, &stacks)) return 4;
+  std::sort(stacks.begin(), stacks.end());
+  for (const DepthStack& d : stacks) {
+    std::printf("TSTACK %zu %" PRIu64 " %" PRIu64 "\n", d.depth, d.objects, d.bytes);
+  }
+  for (auto& blocks : kept) {
+    for (void* p : blocks) hs_free(p);
+  }
+  return 0;
+}
+
+int config_exit(const char* path, const char* format) {
+  hs_prof_config_t c;
+  std::memset(&c, 0, sizeof c);
+  c.size = sizeof c;
+  c.version = HS_PROF_CONFIG_VERSION;
+  c.mode = HS_PROF_OVERRIDE;
+  c.fields = HS_PROF_FIELD_SAMPLE_INTERVAL | HS_PROF_FIELD_DUMP_AT_EXIT | HS_PROF_FIELD_DUMP_FORMAT;
+  c.sample_interval = 4096;
+  c.dump_at_exit = path;
+  c.dump_format = static_cast<uint32_t>(std::atoi(format));
+  if (!hs_prof_start_ex(&c)) return 2;
+  for (int i = 0; i < 100; ++i) {
+    if (alloc_at_depth(2, 8192) == nullptr) return 3;  // leaked on purpose
+  }
+  std::printf("LIVE %" PRIu64 "\n", stats().live_samples);
+  return 0;
+}
+
 int report() {
   // The first allocation initializes the engine (and starts the profiler under HEAPSCOPE_PROF).
   std::vector<void*> blocks;
@@ -129,6 +205,8 @@ int main(int argc, char** argv) {
   alarm(60);  // never hang a test
   if (argc >= 3 && std::strcmp(argv[1], "determinism") == 0) return determinism(argv[2]);
   if (argc >= 2 && std::strcmp(argv[1], "report") == 0) return report();
+  if (argc >= 3 && std::strcmp(argv[1], "threads") == 0) return threads(argv[2]);
+  if (argc >= 4 && std::strcmp(argv[1], "config-exit") == 0) return config_exit(argv[2], argv[3]);
   std::fprintf(stderr, "usage: prof_child determinism <seed>|env | report\n");
   return 64;
 }

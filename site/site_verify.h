@@ -1,7 +1,8 @@
 // `hsbench verify DIR`: re-checks a published site and names the first problem.
 // Order: the detached digest (and the expected digest, when given) -> the manifest's bytes
 // against it -> the manifest's schema -> every listed file (present, size, SHA-256, media
-// type) -> files on disk the manifest does not list -> every JSON file against its schema
+// type) -> files on disk the manifest does not list -> pages and stylesheet are inert (no
+// script, event handler or remote URL) -> every JSON file against its schema
 // (latest.json and each run's summary, history.jsonl rows, raw-run copies) and the links
 // between them (each run's raw copy is in the manifest).
 #pragma once

@@ -99,11 +99,12 @@ void Svg::text(double x, double y, const std::string& s, const std::string& anch
 }
 
 std::string Svg::str() const {
-  return "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"chart\" role=\"img\" width=\"" +
-         coord(width_) + "\" height=\"" + coord(height_) + "\" viewBox=\"0 0 " + coord(width_) +
-         " " + coord(height_) + "\" aria-labelledby=\"" + id_ + "-title " + id_ + "-desc\">\n" +
-         "<title id=\"" + id_ + "-title\">" + xml_escape(title_) + "</title>\n<desc id=\"" + id_ +
-         "-desc\">" + xml_escape(desc_) + "</desc>\n" + body_ + "</svg>\n";
+  // Inline in HTML, where the parser puts <svg> in the SVG namespace: no xmlns (and no URL).
+  return "<svg class=\"chart\" role=\"img\" width=\"" + coord(width_) + "\" height=\"" +
+         coord(height_) + "\" viewBox=\"0 0 " + coord(width_) + " " + coord(height_) +
+         "\" aria-labelledby=\"" + id_ + "-title " + id_ + "-desc\">\n" + "<title id=\"" + id_ +
+         "-title\">" + xml_escape(title_) + "</title>\n<desc id=\"" + id_ + "-desc\">" +
+         xml_escape(desc_) + "</desc>\n" + body_ + "</svg>\n";
 }
 
 double Scale::operator()(double x) const {

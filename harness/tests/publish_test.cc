@@ -149,7 +149,17 @@ TEST_F(publish_site, VerifyNamesAReplacedManifest) {
   site::seal_site(site_);
   EXPECT_EQ(hsbench({"verify", site_.string()}).exit_code, 0);
   expect_verify_fails(site_, "manifest.json.sha256", {"--digest", digest});
-  // 5. Re-sealed but no longer our format: the schemas catch it.
+  // 5. Re-sealed with active content: a script, an event handler, a remote stylesheet.
+  for (const std::string& planted :
+       {std::string("<script>alert(1)</script>"), std::string("<p onclick=\"x()\">"),
+        std::string("<link rel=\"stylesheet\" href=\"https://cdn.invalid/x.css\">")}) {
+    SCOPED_TRACE(planted);
+    write(site_ / "index.html", original.at("index.html") + planted);
+    site::seal_site(site_);
+    expect_verify_fails(site_, "index.html: not inert");
+  }
+  write(site_ / "index.html", original.at("index.html"));
+  // 6. Re-sealed but no longer our format: the schemas catch it.
   write(site_ / "latest.json", "{\"schema\": \"heapscope.latest\", \"schema_version\": 1}\n");
   site::seal_site(site_);
   expect_verify_fails(site_, "latest.json: does not match latest.schema.json");

@@ -8,7 +8,7 @@
 namespace heapscope::site {
 
 std::string line_chart(const LineChart& c) {
-  const double left = 64, right = 14, top = 58, bottom = 62;
+  const double left = 64, right = 40, top = 58, bottom = 62;  // right: room for the last label
   const double plot_width = c.width - left - right, plot_height = c.height - top - bottom;
   Svg svg(c.width, c.height, c.id, c.title, c.desc);
 
@@ -43,7 +43,7 @@ std::string line_chart(const LineChart& c) {
   const auto ticks = c.ratio_axis ? ratio_ticks(lo, hi) : linear_ticks(lo, hi, 4);
   for (double t : ticks) {
     svg.line(left, y(t), left + plot_width, y(t), "#e3e3e3", "grid");
-    svg.text(left - 6, y(t) + 4, c.ratio_axis ? ratio(t) : rate_si(t), "end", "tick");
+    svg.text(left - 6, y(t) + 4, c.ratio_axis ? fixed(t, 2) : rate_si(t), "end", "tick");
   }
   if (c.ratio_axis)
     svg.line(left, y(1), left + plot_width, y(1), kBaselineColor, "reference", 1.5, true);

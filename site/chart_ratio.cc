@@ -41,7 +41,7 @@ std::string ratio_chart(const RatioChart& c) {
   // Axis, grid and the 1.0 reference line.
   for (double t : ratio_ticks(lo, hi)) {
     svg.line(left, y(t), left + plot_width, y(t), "#e3e3e3", "grid");
-    svg.text(left - 6, y(t) + 4, ratio(t).substr(0, t < 1 ? 5 : 4), "end", "tick");
+    svg.text(left - 6, y(t) + 4, fixed(t, 2), "end", "tick");
   }
   svg.line(left, top, left, top + plot_height, "#444", "axis");
   svg.line(left, y(1), left + plot_width, y(1), kBaselineColor, "reference", 1.5, true);

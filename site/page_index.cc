@@ -162,7 +162,7 @@ std::string history_section(const SiteModel& model, const Json& run, const RunAl
   chart.x_label = "run (engine version, publication order)";
   chart.y_label = "throughput vs baseline (log)";
   chart.ratio_axis = true;
-  chart.width = std::max(420.0, 120.0 + 90.0 * static_cast<double>(rows.size()));
+  chart.width = std::max(440.0, 140.0 + 130.0 * static_cast<double>(rows.size()));
   std::vector<std::vector<std::string>> table;
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const Json& series = (*rows[i])["series"];
@@ -185,8 +185,8 @@ std::string history_section(const SiteModel& model, const Json& run, const RunAl
   for (const Json* row : rows) {
     std::string cells;
     for (const Json& h : (*row)["headline"]) {
-      cells += html_escape(h["allocator"].get<std::string>()) + " " +
-               ratio(number(h["geomean_effect"])) + "; ";
+      cells += (cells.empty() ? "" : "; ") + html_escape(h["allocator"].get<std::string>()) + " " +
+               ratio(number(h["geomean_effect"]));
     }
     table.push_back(
         {html_escape((*row)["run_id"].get<std::string>()),

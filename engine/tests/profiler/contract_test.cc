@@ -1041,13 +1041,15 @@ TEST_F(ProfContract, PluggableProfilerOnAHeapSeesEveryAllocationAndFreeWithItsUs
   // Restarted: hs_heap_destroy reports the heap's samples through on_free.
   ASSERT_TRUE(hs_profiler_start(&g_heap_profiler));
   EXPECT_FALSE(hs_profiler_start(&g_heap_profiler)) << "already started";
-  for (int i = 0; i < 30; ++i) ASSERT_NE(hs_heap_malloc(heap, 300), nullptr);
-  EXPECT_EQ(g_plug.alloc.load(), kCount + 30);
+  // More than one pass of the destroy scan (it hands user samples back 64 at a time).
+  constexpr int kDestroyed = 150;
+  for (int i = 0; i < kDestroyed; ++i) ASSERT_NE(hs_heap_malloc(heap, 300), nullptr);
+  EXPECT_EQ(g_plug.alloc.load(), kCount + kDestroyed);
   hs_heap_destroy(heap);
-  EXPECT_EQ(g_plug.free.load(), kCount + 30);
+  EXPECT_EQ(g_plug.free.load(), kCount + kDestroyed);
   EXPECT_EQ(g_plug.bad_data.load(), 0);
   ASSERT_TRUE(hs_profiler_stop(&g_heap_profiler));
-  EXPECT_EQ(g_plug.free.load(), kCount + 30);
+  EXPECT_EQ(g_plug.free.load(), kCount + kDestroyed);
 }
 
 TEST_F(ProfContract, ProcessWideProfilerAndProfileDisabledHeap) {

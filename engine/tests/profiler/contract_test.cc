@@ -7,7 +7,10 @@
 #include <gtest/gtest.h>
 #include <heapscope/heapscope.h>
 #include <heapscope/profile.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -1170,6 +1173,85 @@ TEST_F(ProfContract, PprofProfilerInuseGrowthTriggerAndBusySession) {
   hs_pprof_profiler_delete(pprof);
   EXPECT_EQ(hs_pprof_profiler_new(4096, nullptr, 0, 0, 0), nullptr);
   EXPECT_EQ(hs_pprof_profiler_new(4096, ".heap", 0, 0, 0), nullptr) << "empty base name";
+}
+
+// BUG (crash): a user profiler's sample data and records live in the same profiler memory as
+// the built-in session's. hs_prof_stop hands all of it back to the OS (api.cc:
+// g_memory.release_everything()) when no record and no stack is left, but user_sample
+// (pluggable.cc) allocates the sample data under the lock, drops the lock to call on_alloc,
+// and only then inserts the record: a built-in session stopped on another thread in that
+// window unmaps the data on_alloc is writing (SIGSEGV), or leaves the record pointing at it.
+// Run in a forked child so the crash fails this test only.
+std::atomic<int> g_race_allocs{0}, g_race_bad{0};
+size_t racing_on_alloc(hs_profiler_t*, hs_profiler_sample_data_t* data, void* ptr, size_t, size_t,
+                       uint64_t, hs_heap_t*) {
+  g_race_allocs++;
+  if (data == nullptr || data->user_data_size != 16) {
+    g_race_bad++;
+    return 0;
+  }
+  for (int i = 0; i < 200; ++i) asm volatile("" ::: "memory");  // widen the window
+  uint64_t value[2] = {reinterpret_cast<uintptr_t>(ptr) ^ kMagic, 0};
+  std::memcpy(data->user_data, value, sizeof value);
+  return 0;
+}
+void racing_on_free(hs_profiler_t*, hs_profiler_sample_data_t* data, void* ptr, hs_heap_t*) {
+  uint64_t value[2] = {0, 0};
+  if (data == nullptr) {
+    g_race_bad++;
+    return;
+  }
+  std::memcpy(value, data->user_data, sizeof value);
+  if (value[0] != (reinterpret_cast<uintptr_t>(ptr) ^ kMagic)) g_race_bad++;
+}
+hs_profiler_t g_racing_profiler = [] {
+  hs_profiler_t p = make_profiler();
+  p.on_alloc = racing_on_alloc;
+  p.on_free = racing_on_free;
+  return p;
+}();
+
+// The race itself; returns 0 when every sample kept its data.
+int race_user_samples_with_builtin_stops() {
+  std::atomic<bool> ready{false}, done{false};
+  std::thread sampler([&] {
+    hs_heap_t* heap = hs_heap_new();
+    if (!hs_heap_profile(heap, &g_racing_profiler) || !hs_profiler_start(&g_racing_profiler)) {
+      g_race_bad++;
+    }
+    ready = true;
+    const int rounds = hs_test::kSanitized ? 20000 : 200000;
+    for (int i = 0; i < rounds; ++i) hs_free(hs_heap_malloc(heap, 64));
+    done = true;
+    (void)hs_profiler_stop(&g_racing_profiler);
+    (void)hs_heap_profile(heap, nullptr);
+    hs_heap_delete(heap);
+  });
+  while (!ready.load()) std::this_thread::yield();
+  int sessions = 0;
+  while (!done.load()) {
+    if (!hs_prof_start_seeded(1 << 20, 1)) return 3;
+    hs_prof_stop();
+    ++sessions;
+  }
+  sampler.join();
+  if (g_race_allocs.load() == 0 || sessions == 0) return 4;
+  return g_race_bad.load() == 0 ? 0 : 5;
+}
+
+TEST_F(ProfContract, BUG_BuiltInStopUnmapsInFlightUserSampleData) {
+  pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    alarm(60);
+    _exit(race_user_samples_with_builtin_stops());
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  ASSERT_FALSE(WIFSIGNALED(status)) << "the racing child died of signal " << WTERMSIG(status)
+                                    << (WTERMSIG(status) == SIGSEGV ? " (SIGSEGV)" : "");
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "3: start failed, 4: nothing ran, 5: user data lost";
 }
 
 TEST_F(ProfContract, PprofProfilerWritesNumberedSnapshotsByAllocatedBytes) {

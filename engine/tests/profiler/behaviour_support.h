@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -115,6 +116,22 @@ inline size_t text_sample_lines(const std::string& text) {
 }
 
 inline std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
+
+// The four counts of a heap_v2 header: live objects, live bytes, accum objects, accum bytes
+// (all UINT64_MAX if the header does not parse).
+struct HeaderCounts {
+  uint64_t objects = UINT64_MAX, bytes = UINT64_MAX, accum_objects = UINT64_MAX,
+           accum_bytes = UINT64_MAX;
+};
+inline HeaderCounts header_counts(const std::string& text) {
+  HeaderCounts c;
+  unsigned long long v[4];
+  if (std::sscanf(first_line(text).c_str(), "heap profile: %llu: %llu [ %llu: %llu]", &v[0], &v[1],
+                  &v[2], &v[3]) == 4) {
+    c = HeaderCounts{v[0], v[1], v[2], v[3]};
+  }
+  return c;
+}
 
 inline std::string read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

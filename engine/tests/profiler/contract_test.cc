@@ -168,6 +168,9 @@ TEST_F(ProfContract, NullAndZeroedConfigStartLikeStartZero) {
   hs_prof_stop();
   ASSERT_TRUE(hs_prof_start(0));
   EXPECT_EQ(prof_stats().sample_interval, 3000u);
+  hs_prof_stop();
+  ASSERT_TRUE(hs_prof_start(4096));  // an explicit interval ignores the environment
+  EXPECT_EQ(prof_stats().sample_interval, 4096u);
 }
 
 TEST_F(ProfContract, InvalidConfigReturnsFalseWithoutSideEffects) {
@@ -649,6 +652,11 @@ TEST_F(ProfContract, VisitStopsEarlyAndSnapshotSurvivesStop) {
   snap.sort();
   EXPECT_EQ(live.live_objects, 40u);
   EXPECT_EQ(live.live_bytes, 40u * 200 + 60);  // sites add 0..3 bytes
+  // The text header carries the same raw totals.
+  hs_prof_test::HeaderCounts header = hs_prof_test::header_counts(hs_prof_test::dump_text());
+  EXPECT_EQ(header.objects, 40u);
+  EXPECT_EQ(header.bytes, 40u * 200 + 60);
+  EXPECT_EQ(header.accum_objects, 0u) << "no accumulation in this session";
   EXPECT_EQ(snap.per_stack, live.per_stack);
   EXPECT_TRUE(snap.consistent);
   for (void* p : blocks) hs_free(p);
@@ -728,6 +736,10 @@ TEST_F(ProfContract, AccumModeKeepsCumulativeCountsUntilReset) {
   hs_prof_test::VisitSums sums = hs_prof_test::visit_now();
   EXPECT_EQ(sums.accum_objects, 64u);
   EXPECT_EQ(sums.live_objects, 0u);
+  hs_prof_test::HeaderCounts header = hs_prof_test::header_counts(hs_prof_test::dump_text());
+  EXPECT_EQ(header.objects, 0u);
+  EXPECT_EQ(header.accum_objects, 64u);
+  EXPECT_EQ(header.accum_bytes, s.accum_bytes);
   hs_prof_reset();
   s = prof_stats();
   EXPECT_EQ(s.accum_samples, 0u);

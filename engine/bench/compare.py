@@ -13,6 +13,13 @@ shuffled order; ru_maxrss of the child from wait4().
 
 Example (from the repository root, after building):
   python3 engine/bench/compare.py --build-dir build/release --rounds 5
+
+Profiler tax (--set tax): the engine with the profiler compiled out (engine-noprof), compiled in
+but stopped (engine), and running at the default 512 KiB interval (engine-prof, HEAPSCOPE_PROF=1),
+beside jemalloc with and without its own sampling profiler (prof:true,lg_prof_sample:19) and
+gperftools' full tcmalloc with and without sampling (TCMALLOC_SAMPLE_PARAMETER=524288); the
+table then gives the paired ratios engine/engine-noprof, engine-prof/engine and the peers' own.
+  python3 engine/bench/compare.py --build-dir build/release --set tax --filter 'pair/(16|64|256)$'
 """
 import argparse
 import json
@@ -26,12 +33,23 @@ import tempfile
 import time
 
 LIBDIR = "/usr/lib/x86_64-linux-gnu"
+# (name, library or None for glibc, what the benchmark must report as malloc's owner, extra env)
 PEERS = [
-    ("mimalloc", f"{LIBDIR}/libmimalloc.so.2", "libmimalloc"),
-    ("jemalloc", f"{LIBDIR}/libjemalloc.so.2", "libjemalloc"),
-    ("tcmalloc", f"{LIBDIR}/libtcmalloc_minimal.so.4", "libtcmalloc"),
-    ("glibc", None, "glibc"),
+    ("mimalloc", f"{LIBDIR}/libmimalloc.so.2", "libmimalloc", {}),
+    ("jemalloc", f"{LIBDIR}/libjemalloc.so.2", "libjemalloc", {}),
+    ("tcmalloc", f"{LIBDIR}/libtcmalloc_minimal.so.4", "libtcmalloc", {}),
+    ("glibc", None, "glibc", {}),
 ]
+TAX_PEERS = [
+    ("jemalloc", f"{LIBDIR}/libjemalloc.so.2", "libjemalloc", {}),
+    ("jemalloc-prof", f"{LIBDIR}/libjemalloc.so.2", "libjemalloc",
+     {"MALLOC_CONF": "prof:true,lg_prof_sample:19"}),
+    ("tcmalloc-full", f"{LIBDIR}/libtcmalloc.so.4", "libtcmalloc", {}),
+    ("tcmalloc-prof", f"{LIBDIR}/libtcmalloc.so.4", "libtcmalloc",
+     {"TCMALLOC_SAMPLE_PARAMETER": "524288"}),
+]
+TAX_PAIRS = [("engine", "engine-noprof"), ("engine-prof", "engine"),
+             ("jemalloc-prof", "jemalloc"), ("tcmalloc-prof", "tcmalloc-full")]
 SCHEMA_VERSION = 1
 
 
@@ -57,18 +75,23 @@ def summarize(values):
     }
 
 
-def child_env(lib, expect):
+def child_env(lib, expect, extra):
     env = dict(os.environ)
-    env.pop("LD_PRELOAD", None)
+    for key in ("LD_PRELOAD", "MALLOC_CONF", "TCMALLOC_SAMPLE_PARAMETER"):
+        env.pop(key, None)
+    for key in list(env):
+        if key.startswith("HEAPSCOPE_"):
+            del env[key]
     if lib:
         env["LD_PRELOAD"] = lib
     env["HS_BENCH_EXPECT_LIB"] = "" if expect == "glibc" else expect
+    env.update(extra)
     return env
 
 
-def run_bench(bench, lib, expect, args):
+def run_bench(bench, lib, expect, extra, args):
     cmd = [bench, "--benchmark_format=json"] + args
-    proc = subprocess.run(cmd, env=child_env(lib, expect), capture_output=True, text=True)
+    proc = subprocess.run(cmd, env=child_env(lib, expect, extra), capture_output=True, text=True)
     if proc.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd)} exited {proc.returncode}: {proc.stderr.strip()[-400:]}")
     data = json.loads(proc.stdout)
@@ -84,10 +107,10 @@ def run_bench(bench, lib, expect, args):
     return {row: statistics.median(v) for row, v in per_row.items()}
 
 
-def run_rss(bench, lib, expect):
+def run_rss(bench, lib, expect, extra):
     """Runs --rss-stress and returns the child's peak RSS in KiB (ru_maxrss)."""
     with tempfile.TemporaryFile() as err:
-        pid = os.posix_spawn(bench, [bench, "--rss-stress"], child_env(lib, expect),
+        pid = os.posix_spawn(bench, [bench, "--rss-stress"], child_env(lib, expect, extra),
                              file_actions=[(os.POSIX_SPAWN_DUP2, err.fileno(), 2)])
         _, status, usage = os.wait4(pid, 0)
         code = os.waitstatus_to_exitcode(status)
@@ -115,22 +138,32 @@ def main():
     ap.add_argument("--no-rss", action="store_true", help="skip the peak-RSS runs")
     ap.add_argument("--only", default="", help="comma-separated allocator names to run")
     ap.add_argument("--json-out", help="write every measurement here as JSON")
+    ap.add_argument("--set", choices=["peers", "tax"], default="peers",
+                    help="peers: engine vs mimalloc/jemalloc/tcmalloc/glibc; tax: profiler cost")
     opts = ap.parse_args()
 
     bench = opts.bench or os.path.join(opts.build_dir, "engine/bench/hs-alloc-bench")
     engine_lib = opts.engine_lib or os.path.join(opts.build_dir, "engine/libheapscope.so")
     if not os.access(bench, os.X_OK):
         sys.exit(f"compare: benchmark binary not found: {bench}")
-    allocators = [("engine", os.path.abspath(engine_lib), "libheapscope")] + PEERS
+    engine_lib = os.path.abspath(engine_lib)
+    noprof_lib = os.path.join(os.path.dirname(engine_lib), "libheapscope_noprof.so")
+    if opts.set == "tax":
+        allocators = [("engine-noprof", noprof_lib, "libheapscope_noprof", {}),
+                      ("engine", engine_lib, "libheapscope", {}),
+                      ("engine-prof", engine_lib, "libheapscope", {"HEAPSCOPE_PROF": "1"})]
+        allocators += TAX_PEERS
+    else:
+        allocators = [("engine", engine_lib, "libheapscope", {})] + PEERS
     if opts.only:
         wanted = set(opts.only.split(","))
         allocators = [a for a in allocators if a[0] in wanted]
     present = []
-    for name, lib, expect in allocators:
+    for name, lib, expect, extra in allocators:
         if lib and not os.path.exists(lib):
             print(f"compare: {name}: library {lib} missing, skipped", file=sys.stderr)
             continue
-        present.append((name, lib, expect))
+        present.append((name, lib, expect, extra))
     names = [a[0] for a in present]
 
     bench_args = [f"--benchmark_repetitions={opts.repetitions}", f"--benchmark_min_time={opts.min_time}"]
@@ -146,14 +179,14 @@ def main():
         order = list(present)
         rng.shuffle(order)
         print(f"round {r + 1}/{opts.rounds}: {' '.join(a[0] for a in order)}", file=sys.stderr)
-        for name, lib, expect in order:
+        for name, lib, expect, extra in order:
             if name in failures:
                 continue
             try:
-                for row, ns in run_bench(bench, lib, expect, bench_args).items():
+                for row, ns in run_bench(bench, lib, expect, extra, bench_args).items():
                     times[name].setdefault(row, []).append(ns)
                 if not opts.no_rss:
-                    rss[name].append(run_rss(bench, lib, expect))
+                    rss[name].append(run_rss(bench, lib, expect, extra))
             except (RuntimeError, json.JSONDecodeError) as e:
                 failures[name] = str(e)
                 print(f"compare: {name} failed: {e}", file=sys.stderr)
@@ -195,6 +228,25 @@ def main():
             cells.append(cell)
             report["rows"][row][n] = entry
         print(f"| {row} | " + " | ".join(cells) + " |")
+
+    if opts.set == "tax":
+        print("\npaired ratios (median over rounds of A_round / B_round; min-max over rounds)\n")
+        pairs = [(a, b) for a, b in TAX_PAIRS if a in names and b in names]
+        print("| row | " + " | ".join(f"{a} / {b}" for a, b in pairs) + " |")
+        print("|" + "---|" * (len(pairs) + 1))
+        report["paired"] = {}
+        for row in rows:
+            cells = []
+            for a, b in pairs:
+                xa, xb = times[a].get(row), times[b].get(row)
+                if not xa or not xb or len(xa) != len(xb):
+                    cells.append("n/a")
+                    continue
+                ratios = [x / y for x, y in zip(xa, xb)]
+                med = statistics.median(ratios)
+                report["paired"].setdefault(row, {})[f"{a}/{b}"] = dict(summarize(ratios), per_round=ratios)
+                cells.append(f"{med:.3f} ({min(ratios):.3f}-{max(ratios):.3f})")
+            print(f"| {row} | " + " | ".join(cells) + " |")
 
     if not opts.no_rss and any(rss.values()):
         print("\npeak RSS of --rss-stress (MiB, median over rounds, min-max; ratio vs mimalloc)\n")

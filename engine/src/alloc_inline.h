@@ -26,7 +26,9 @@ HS_ALWAYS_INLINE void* page_pop(Heap* heap, Page* page, Block* block, size_t siz
   page->free = block->next;
   page->used++;
   heap->counters.alloc_count.add(1);
-  heap->counters.requested_bytes.add(size);
+#if !HS_PROFILER
+  heap->counters.requested_bytes.add(size);  // else counted by the countdown above
+#endif
   heap->counters.allocated_total.add(page->owner_block_size);
   return block;
 }
@@ -154,6 +156,19 @@ HS_ALWAYS_INLINE void note_resize_in_place(void* p, size_t new_size) {
 #endif
 }
 
+// The block was allocated with a rounded size: a sample records what was asked for.
+HS_ALWAYS_INLINE void note_sampled_request(void* p, size_t size) {
+#if HS_PROFILER
+  Page* page = page_of(p);
+  if (HS_UNLIKELY(page != nullptr && (page_flags(page) & kPageSampled) != 0)) {
+    sampled_set_requested(page, p, size);
+  }
+#else
+  (void)p;
+  (void)size;
+#endif
+}
+
 inline bool is_valid_alignment(size_t alignment) {
   return alignment != 0 && (alignment & (alignment - 1)) == 0;
 }
@@ -173,7 +188,10 @@ inline void* heap_malloc_aligned(Heap* heap, size_t size, size_t alignment) {
     void* p = heap_malloc(heap, rounded);
     // Statistics count what the caller asked for, not the rounding (modular add of size -
     // rounded). heap_malloc may have initialized the thread's heap, so re-read it.
-    if (p != nullptr) tls_heap_or(heap)->counters.requested_bytes.add(size - rounded);
+    if (p != nullptr) {
+      tls_heap_or(heap)->counters.requested_bytes.add(size - rounded);
+      note_sampled_request(p, size);
+    }
     return p;
   }
   if (HS_UNLIKELY(heap == &g_empty_heap)) {

@@ -167,6 +167,17 @@ HS_TEXT HS_NOINLINE void* malloc_sampled(Heap* heap, size_t size) {
 #endif
 }
 
+// Every allocation reaching malloc_generic was charged to the countdown (the requested-bytes
+// count) by its caller or below; a failed one is taken back out.
+static void uncount_requested(Heap* heap, size_t size) {
+#if HS_PROFILER
+  countdown_shift(heap, static_cast<int64_t>(size));
+#else
+  (void)heap;
+  (void)size;
+#endif
+}
+
 HS_TEXT HS_NOINLINE void* malloc_generic(Heap* heap, size_t size, bool count_sample) {
   if (HS_UNLIKELY(heap == &g_empty_heap)) {
     heap = thread_heap_init();
@@ -192,12 +203,16 @@ HS_TEXT HS_NOINLINE void* malloc_generic(Heap* heap, size_t size, bool count_sam
 #endif
   if (size > kLargeMax) {
     void* p = huge_alloc(heap, size, 0, false);
-    if (p == nullptr) errno = ENOMEM;
+    if (p == nullptr) {
+      uncount_requested(heap, size);
+      errno = ENOMEM;
+    }
     return p;
   }
   size_t bin = bin_of(size);
   Page* page = find_page(heap, bin);
   if (HS_UNLIKELY(page == nullptr)) {
+    uncount_requested(heap, size);
     errno = ENOMEM;
     return nullptr;
   }
@@ -205,7 +220,9 @@ HS_TEXT HS_NOINLINE void* malloc_generic(Heap* heap, size_t size, bool count_sam
   page->free = block->next;
   page->used++;
   heap->counters.alloc_count.add(1);
+#if !HS_PROFILER
   heap->counters.requested_bytes.add(size);
+#endif
   heap->counters.allocated_total.add(page->block_size);
   return block;
 }

@@ -144,6 +144,7 @@ void* huge_alloc(Heap* heap, size_t size, size_t alignment, bool zero) {
   }
   Page* huge = &segment->pages[0];
   huge->flags.store(kPageHuge, std::memory_order_relaxed);
+  huge->sampled_count = 0;
   huge->block_size = segment->mapped_size - offset;
   huge->owner_block_size = huge->block_size;
   huge->area = reinterpret_cast<uint8_t*>(segment) + offset;
@@ -165,7 +166,9 @@ void* huge_alloc(Heap* heap, size_t size, size_t alignment, bool zero) {
   if (zero && !fresh) memset(huge->area, 0, huge->block_size);
   g_counters.huge_count.fetch_add(1, std::memory_order_relaxed);
   heap->counters.alloc_count.add(1);
-  heap->counters.requested_bytes.add(size);
+#if !HS_PROFILER
+  heap->counters.requested_bytes.add(size);  // else the caller charges the countdown
+#endif
   heap->counters.allocated_total.add(huge->block_size);
   return huge->area;
 }

@@ -30,7 +30,9 @@ struct Segment;
 struct OwnerCounter {
   uint64_t value = 0;
   HS_ALWAYS_INLINE void add(uint64_t n) { value += n; }
-  uint64_t get() const { return __atomic_load_n(&value, __ATOMIC_RELAXED); }
+  // A volatile load (one aligned mov on x86-64): not an atomic builtin, which TSan would still
+  // instrument inside the no_sanitize("thread") readers and report against the plain add.
+  uint64_t get() const { return *static_cast<const volatile uint64_t*>(&value); }
 };
 
 struct HeapCounters {
@@ -76,19 +78,22 @@ struct alignas(128) Page {
   size_t block_size;
   uint8_t* area;
   Heap* heap;  // owning heap (nullptr when abandoned); written by the owner, read by others
-  // Profiler: one bit per block, set while that block is a live sample (profiler memory).
+  // Profiler: one bit per block, set while that block is a live sample (profiler memory),
+  // and the number of live samples, under the profiler lock (kPageSampled clears at zero).
   std::atomic<uint64_t*> sample_bits;
+  uint32_t sampled_count;
 };
 static_assert(sizeof(Page) == 128);
 
 HS_ALWAYS_INLINE uint8_t page_flags(const Page* page) {
   return page->flags.load(std::memory_order_relaxed);
 }
+// Read-modify-write: the profiler sets and clears kPageSampled from other threads.
 inline void page_flags_set(Page* page, uint8_t bits) {
-  page->flags.store(static_cast<uint8_t>(page_flags(page) | bits), std::memory_order_relaxed);
+  page->flags.fetch_or(bits, std::memory_order_relaxed);
 }
 inline void page_flags_clear(Page* page, uint8_t bits) {
-  page->flags.store(static_cast<uint8_t>(page_flags(page) & ~bits), std::memory_order_relaxed);
+  page->flags.fetch_and(static_cast<uint8_t>(~bits), std::memory_order_relaxed);
 }
 
 enum class SegmentKind : uint8_t { kNormal = 1, kHuge = 2 };
@@ -125,7 +130,12 @@ struct DirectTable {
 
 struct alignas(64) Heap {
   DirectTable direct;  // (size+15)/16 -> a page of that class, maybe with free blocks
-  int64_t sample_countdown = INT64_MAX;  // bytes until the next profiler sample
+  // Bytes until the next profiler sample. With the profiler compiled in it doubles as the
+  // requested-bytes counter (requested = requested_folded + countdown_armed - countdown), so
+  // the fast path pays one subtract-and-branch in place of an add, not on top of it.
+  int64_t sample_countdown = INT64_MAX;
+  int64_t countdown_armed = INT64_MAX;  // the value sample_countdown was last set to
+  uint64_t requested_folded = 0;        // requested bytes counted before that
   uintptr_t thread_id = 0;
   HeapCounters counters;
   PageQueue queues[kBinCount];
@@ -206,6 +216,9 @@ void heap_release_all(Heap* heap);             // collect everything; free empty
 // ---- thread.cc ---------------------------------------------------------------------------------
 void process_init();
 Heap* thread_heap_init();  // the calling thread's default heap, creating it when needed
+// Called first thing in a thread created through our pthread_create wrapper (1, 2, ... in
+// creation order); threads without one are numbered by their first allocation instead.
+void set_thread_creation_ordinal(uint64_t ordinal);
 Heap* heap_struct_alloc();
 void heap_struct_free(Heap* heap);
 void registry_add(Heap* heap);
@@ -226,6 +239,7 @@ bool sample_countdown_expired(Heap* heap, size_t size);
 void record_sample(Heap* heap, void* p, size_t size);  // after the allocation succeeded
 void sampled_free(Page* page, void* p);                // page has kPageSampled
 void sampled_resize(Page* page, void* p, size_t new_size);
+void sampled_set_requested(Page* page, void* p, size_t size);  // silent size correction
 void prof_heap_destroy(Heap* heap);
 void prof_page_release(Page* page);  // page->sample_bits is set
 void prof_heap_init(Heap* heap);
@@ -250,7 +264,20 @@ struct GlobalCounters {
       dead_freed;
 };
 extern GlobalCounters g_counters;
-void counters_merge_dead(const HeapCounters& c);
+void counters_merge_dead(const Heap* heap);
+uint64_t heap_requested_bytes(const Heap* heap);  // exact for the owner, a moment old for others
+
+// Re-arms the countdown (owner thread only), keeping the requested-bytes count exact.
+inline void countdown_set(Heap* heap, int64_t value) {
+  heap->requested_folded += static_cast<uint64_t>(heap->countdown_armed - heap->sample_countdown);
+  heap->countdown_armed = value;
+  heap->sample_countdown = value;
+}
+// Moves the next sample point by delta bytes without counting them as requested.
+inline void countdown_shift(Heap* heap, int64_t delta) {
+  heap->sample_countdown += delta;
+  heap->countdown_armed += delta;
+}
 void note_committed(uint64_t added);  // committed_bytes += added, tracking the peak
 
 // ---- options (options.cc) ---------------------------------------------------------------------

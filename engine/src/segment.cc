@@ -141,6 +141,7 @@ void span_free(ThreadData* td, Page* page, bool allow_release) {
     slice->free = slice->local_free = nullptr;
     slice->used = slice->capacity = slice->reserved = 0;
     slice->flags.store(0, std::memory_order_relaxed);
+    slice->sampled_count = 0;
     slice->bin = 0;
     slice->slice_count = 0;
     slice->slice_back = 0;

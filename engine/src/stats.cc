@@ -9,10 +9,23 @@ namespace heapscope {
 
 GlobalCounters g_counters;
 
-void counters_merge_dead(const HeapCounters& c) {
+// Reads the owner's plain fields the way OwnerCounter::get does (a relaxed load, uninstrumented).
+__attribute__((no_sanitize("thread"))) uint64_t heap_requested_bytes(const Heap* heap) {
+  uint64_t requested = heap->counters.requested_bytes.get();
+#if HS_PROFILER
+  int64_t armed = *static_cast<const volatile int64_t*>(&heap->countdown_armed);
+  int64_t countdown = *static_cast<const volatile int64_t*>(&heap->sample_countdown);
+  requested += *static_cast<const volatile uint64_t*>(&heap->requested_folded) +
+               static_cast<uint64_t>(armed - countdown);
+#endif
+  return requested;
+}
+
+void counters_merge_dead(const Heap* heap) {
+  const HeapCounters& c = heap->counters;
   g_counters.dead_alloc_count.fetch_add(c.alloc_count.get(), std::memory_order_relaxed);
   g_counters.dead_free_count.fetch_add(c.free_count.get(), std::memory_order_relaxed);
-  g_counters.dead_requested.fetch_add(c.requested_bytes.get(), std::memory_order_relaxed);
+  g_counters.dead_requested.fetch_add(heap_requested_bytes(heap), std::memory_order_relaxed);
   g_counters.dead_allocated.fetch_add(c.allocated_total.get(), std::memory_order_relaxed);
   g_counters.dead_freed.fetch_add(c.freed_total.get(), std::memory_order_relaxed);
 }
@@ -36,7 +49,7 @@ __attribute__((no_sanitize("thread"))) void add_heap(const Heap* heap, void* arg
   Totals* t = static_cast<Totals*>(arg);
   t->alloc_count += heap->counters.alloc_count.get();
   t->free_count += heap->counters.free_count.get();
-  t->requested += heap->counters.requested_bytes.get();
+  t->requested += heap_requested_bytes(heap);
   t->allocated += heap->counters.allocated_total.get();
   t->freed += heap->counters.freed_total.get();
 }

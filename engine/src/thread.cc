@@ -11,6 +11,9 @@ namespace heapscope {
 Page g_empty_page;
 constinit Heap g_empty_heap;
 __thread Heap* tls_heap __attribute__((tls_model("initial-exec"))) = &g_empty_heap;
+static __thread uint64_t t_creation_ordinal __attribute__((tls_model("initial-exec"))) = 0;
+
+void set_thread_creation_ordinal(uint64_t ordinal) { t_creation_ordinal = ordinal; }
 
 void spin_lock(std::atomic<uint32_t>& word) {
   for (;;) {
@@ -38,7 +41,10 @@ struct ThreadSlot {
 
 std::atomic<int> g_init_state{0};  // 0 none, 1 running, 2 done
 
+// Threads numbered by first allocation (no creation ordinal): the first is the main thread
+// (0); later ones are placed far above every creation ordinal.
 std::atomic<uint64_t> g_thread_ordinal{0};
+constexpr uint64_t kUnorderedThreadBase = uint64_t{1} << 40;
 
 // The profiler's lock comes first: profiler code never takes the allocator's locks while
 // holding it, and this order keeps it that way across fork.
@@ -149,7 +155,7 @@ void registry_remove(Heap* heap) {
   heap->registry_next = heap->registry_prev = nullptr;
   // Merge under the lock so a concurrent statistics reader never sees the counts twice or
   // not at all.
-  counters_merge_dead(heap->counters);
+  counters_merge_dead(heap);
   spin_unlock(g_registry_lock);
 }
 
@@ -165,7 +171,12 @@ Heap* thread_heap_init() {
   Heap* heap = heap_struct_alloc();
   if (heap == nullptr) return nullptr;
   ThreadData* td = &reinterpret_cast<ThreadSlot*>(heap)->td;
-  td->ordinal = g_thread_ordinal.fetch_add(1, std::memory_order_relaxed);
+  if (t_creation_ordinal != 0) {
+    td->ordinal = t_creation_ordinal;
+  } else {
+    uint64_t n = g_thread_ordinal.fetch_add(1, std::memory_order_relaxed);
+    td->ordinal = n == 0 ? 0 : kUnorderedThreadBase + n;
+  }
   heap_init(heap, td, true);
   td->default_heap = heap;
   tls_heap = heap;

@@ -128,15 +128,15 @@ typedef struct hs_prof_stats_s {
 // Starts sampling; false if already running (the session is left untouched) or inside a
 // visitor. interval 0 = HEAPSCOPE_PROF_SAMPLE_INTERVAL or the default. The seed comes from
 // HEAPSCOPE_PROF_SEED (0, truly random, if unset).
-HS_API HS_NODISCARD bool hs_prof_start(size_t interval);
+HS_NODISCARD HS_API bool hs_prof_start(size_t interval);
 // Same with an explicit seed: the same seed gives the same samples in another process for a
 // deterministic program; 0 draws a random session seed.
-HS_API HS_NODISCARD bool hs_prof_start_seeded(size_t interval, uint64_t seed);
+HS_NODISCARD HS_API bool hs_prof_start_seeded(size_t interval, uint64_t seed);
 // Starts with a configuration (NULL = hs_prof_start(0)); false for an unknown size/version.
-HS_API HS_NODISCARD bool hs_prof_start_ex(const hs_prof_config_t* config);
+HS_NODISCARD HS_API bool hs_prof_start_ex(const hs_prof_config_t* config);
 // Stops sampling and drops every sample (profiler memory goes back to the OS).
 HS_API void hs_prof_stop(void);
-HS_API HS_NODISCARD bool hs_prof_is_enabled(void);
+HS_NODISCARD HS_API bool hs_prof_is_enabled(void);
 // Zeroes the cumulative counts (accum mode); live samples are kept.
 HS_API void hs_prof_reset(void);
 
@@ -144,15 +144,15 @@ typedef bool (*hs_prof_write_fn)(void* arg, const void* data, size_t len);
 // Writes the current profile to `path` (created/truncated) or through `write` (called with
 // no profiler lock held; may allocate). False on failure (nothing is written through `write`
 // if the profile could not be built). hs_prof_dump uses the text format.
-HS_API HS_NODISCARD bool hs_prof_dump(const char* path);
-HS_API HS_NODISCARD bool hs_prof_dump_writer(hs_prof_write_fn write, void* arg);
-HS_API HS_NODISCARD bool hs_prof_dump_proto(const char* path);
-HS_API HS_NODISCARD bool hs_prof_dump_proto_writer(hs_prof_write_fn write, void* arg);
+HS_NODISCARD HS_API bool hs_prof_dump(const char* path);
+HS_NODISCARD HS_API bool hs_prof_dump_writer(hs_prof_write_fn write, void* arg);
+HS_NODISCARD HS_API bool hs_prof_dump_proto(const char* path);
+HS_NODISCARD HS_API bool hs_prof_dump_proto_writer(hs_prof_write_fn write, void* arg);
 // Any format (hs_prof_format_t).
-HS_API HS_NODISCARD bool hs_prof_dump_format(const char* path, int format);
-HS_API HS_NODISCARD bool hs_prof_dump_format_writer(int format, hs_prof_write_fn write, void* arg);
+HS_NODISCARD HS_API bool hs_prof_dump_format(const char* path, int format);
+HS_NODISCARD HS_API bool hs_prof_dump_format_writer(int format, hs_prof_write_fn write, void* arg);
 
-HS_API HS_NODISCARD bool hs_prof_stats_get(hs_prof_stats_t* stats);
+HS_NODISCARD HS_API bool hs_prof_stats_get(hs_prof_stats_t* stats);
 
 // One interned stack and its counts. `stack` holds return addresses, innermost first, with
 // the allocator's own frames removed.
@@ -172,12 +172,12 @@ typedef struct hs_prof_sample_info_s {
 typedef bool (*hs_prof_visit_fn)(const hs_prof_sample_info_t* info, void* arg);
 // Calls `visit` for every stack with nonzero counts, under the profiler lock. The callback may
 // allocate and free (even sampled blocks); its own allocations are never sampled.
-HS_API HS_NODISCARD bool hs_prof_visit(hs_prof_visit_fn visit, void* arg);
+HS_NODISCARD HS_API bool hs_prof_visit(hs_prof_visit_fn visit, void* arg);
 
 // A copy of the profile taken at one moment (raw OS memory), valid after hs_prof_stop.
 typedef struct hs_prof_snapshot_s hs_prof_snapshot_t;
-HS_API HS_NODISCARD hs_prof_snapshot_t* hs_prof_snapshot_new(void);
-HS_API HS_NODISCARD bool hs_prof_snapshot_visit(const hs_prof_snapshot_t* snapshot,
+HS_NODISCARD HS_API hs_prof_snapshot_t* hs_prof_snapshot_new(void);
+HS_NODISCARD HS_API bool hs_prof_snapshot_visit(const hs_prof_snapshot_t* snapshot,
                                                 hs_prof_visit_fn visit, void* arg);
 HS_API void hs_prof_snapshot_free(hs_prof_snapshot_t* snapshot);
 
@@ -192,7 +192,7 @@ typedef struct hs_prof_module_info_s {
   int is_main;           // the main executable
 } hs_prof_module_info_t;
 typedef bool (*hs_prof_module_visit_fn)(const hs_prof_module_info_t* info, void* arg);
-HS_API HS_NODISCARD bool hs_prof_modules_visit(hs_prof_module_visit_fn visit, void* arg);
+HS_NODISCARD HS_API bool hs_prof_modules_visit(hs_prof_module_visit_fn visit, void* arg);
 
 // ---- pluggable profilers (a user profiler attached per heap or process-wide) --------------------
 // A user profiler receives the samples of the heaps it is attached to (instead of the built-in
@@ -234,12 +234,12 @@ struct hs_profiler_s {
 
 // Attaches `profiler` to one heap (NULL detaches) / to every heap without its own (NULL
 // detaches). The profiler samples once started.
-HS_API HS_NODISCARD bool hs_heap_profile(hs_heap_t* heap, hs_profiler_t* profiler);
+HS_NODISCARD HS_API bool hs_heap_profile(hs_heap_t* heap, hs_profiler_t* profiler);
 // Never sample this heap (e.g. a heap a profiler uses for its own data).
 HS_API void hs_heap_profile_disable(hs_heap_t* heap);
-HS_API HS_NODISCARD bool hs_profile(hs_profiler_t* profiler);
-HS_API HS_NODISCARD bool hs_profiler_start(hs_profiler_t* profiler);
-HS_API HS_NODISCARD bool hs_profiler_stop(hs_profiler_t* profiler);
+HS_NODISCARD HS_API bool hs_profile(hs_profiler_t* profiler);
+HS_NODISCARD HS_API bool hs_profiler_start(hs_profiler_t* profiler);
+HS_NODISCARD HS_API bool hs_profiler_stop(hs_profiler_t* profiler);
 HS_API void hs_profiler_snapshot(hs_profiler_t* profiler);
 
 // The built-in pprof profiler as a pluggable one: writes `<base>.<seq>.heap` (text, when
@@ -247,7 +247,7 @@ HS_API void hs_profiler_snapshot(hs_profiler_t* profiler);
 // snapshots: on hs_profiler_snapshot, and automatically every `alloc_interval` allocated
 // bytes, every `inuse_interval` bytes of in-use growth, every `time_interval_secs` seconds
 // (each 0 = off; checked when samples are taken).
-HS_API HS_NODISCARD hs_profiler_t* hs_pprof_profiler_new(size_t sample_interval,
+HS_NODISCARD HS_API hs_profiler_t* hs_pprof_profiler_new(size_t sample_interval,
                                                          const char* base_file_name,
                                                          size_t alloc_interval,
                                                          size_t inuse_interval,

@@ -162,6 +162,8 @@ bool start_session(const Settings& s) {
     g_session.accum_samples = g_session.accum_bytes = 0;
     g_session.live_objects_estimate = g_session.live_bytes_estimate = 0;
     g_memory.set_budget(s.max_bytes);
+    g_memory.share_budget(&g_bitmap_memory, &g_memory);
+    g_bitmap_memory.share_budget(&g_memory, &g_memory);
     if (s.exit_path_given) copy_exit_path(s.exit_path);
     if (s.exit_format_given) g_exit_format = s.exit_format;
     g_seed_for_generation.store(seed, std::memory_order_relaxed);
@@ -483,7 +485,7 @@ HS_API void hs_prof_stop(void) {
     g_session.live_objects_estimate = g_session.live_bytes_estimate = 0;
     g_session.accum = false;  // so the sweep below lets the kept cumulative stacks go
     sweep_released_stacks();
-    if (record_count() == 0 && stack_count() == 0) {
+    if (record_count() == 0 && stack_count() == 0 && g_session.user_data_blocks == 0) {
       // Nothing of a user profiler is left either: hand every chunk back to the OS.
       tables_release();
       g_memory.release_everything();
@@ -527,8 +529,8 @@ HS_API bool hs_prof_dump_format_writer(int format, hs_prof_write_fn write, void*
 }
 
 HS_API bool hs_prof_stats_get(hs_prof_stats_t* out) {
-  if (out == nullptr || out->version < 1 || out->version > HS_PROF_STATS_VERSION ||
-      out->size < sizeof(hs_prof_stats_t)) {
+  if (out == nullptr || t_suppress != 0 || out->version < 1 ||
+      out->version > HS_PROF_STATS_VERSION || out->size < sizeof(hs_prof_stats_t)) {
     return false;
   }
   hs_prof_stats_t s{};

@@ -96,6 +96,7 @@ void user_sample(hs_profiler_t* profiler, Heap* heap, void* p, size_t size, uint
       g_session.dropped_no_memory++;
       return;
     }
+    g_session.user_data_blocks++;
     memset(data, 0, sizeof(size_t) + user_bytes);
     data->user_data_size = user_bytes;
   }
@@ -126,7 +127,10 @@ void user_sample(hs_profiler_t* profiler, Heap* heap, void* p, size_t size, uint
   }
   if (record == nullptr || !track_record(record)) {
     if (record != nullptr) g_memory.release(record, sizeof(Record));
-    if (data != nullptr) g_memory.release(data, sizeof(size_t) + user_bytes);
+    if (data != nullptr) {
+      g_memory.release(data, sizeof(size_t) + user_bytes);
+      g_session.user_data_blocks--;
+    }
     g_session.dropped_no_memory++;
   }
 }
@@ -141,6 +145,7 @@ void user_sample_freed(const Record& record) {
   if (record.data != nullptr) {
     LockGuard lock;
     g_memory.release(record.data, sizeof(size_t) + record.data_size);
+    g_session.user_data_blocks--;
   }
 }
 
@@ -171,11 +176,7 @@ bool take_owned(Record* record, void* arg) {
   auto* scan = static_cast<OwnerScan*>(arg);
   if (record->owner != scan->owner) return true;
   if (scan->count == 64) return false;
-  if (record->bitmap != nullptr) {
-    __atomic_fetch_and(&record->bitmap[record->bit / 64], ~(uint64_t{1} << (record->bit % 64)),
-                       __ATOMIC_RELEASE);
-  }
-  record_erase(record);
+  untrack_record(record);
   scan->found[scan->count++] = record;
   return true;
 }

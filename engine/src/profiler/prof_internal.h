@@ -60,6 +60,11 @@ class ProfMemory {
   uint64_t committed() const { return committed_; }
   void set_budget(uint64_t max_bytes) { budget_ = max_bytes; }
   uint64_t budget() const { return budget_; }
+  // Counts `partner`'s memory too, against `budget_source`'s budget (one budget, two pools).
+  void share_budget(const ProfMemory* partner, const ProfMemory* budget_source) {
+    partner_ = partner;
+    budget_source_ = budget_source;
+  }
 
  private:
   static constexpr size_t kMinClassShift = 5;   // 32 B
@@ -73,7 +78,11 @@ class ProfMemory {
     Chunk* next;
     size_t size;
   };
-  bool within_budget(size_t more) const { return budget_ == 0 || committed_ + more <= budget_; }
+  bool within_budget(size_t more) const {
+    uint64_t budget = budget_source_ != nullptr ? budget_source_->budget_ : budget_;
+    uint64_t used = committed_ + (partner_ != nullptr ? partner_->committed_ : 0);
+    return budget == 0 || used + more <= budget;
+  }
   void* map_chunk(size_t size);
 
   FreeObject* free_lists_[kClasses] = {};
@@ -82,6 +91,8 @@ class ProfMemory {
   Chunk* chunks_ = nullptr;  // every mapping, for release_everything
   uint64_t committed_ = 0;
   uint64_t budget_ = 0;
+  const ProfMemory* partner_ = nullptr;
+  const ProfMemory* budget_source_ = nullptr;
 };
 
 // ---- interned stacks --------------------------------------------------------------------------
@@ -102,6 +113,7 @@ struct Record {
   uint64_t size;         // requested bytes (updated by in-place resizes)
   double weight;         // 1 / P(sampled) for the size and interval at sampling time
   StackEntry* stack;     // nullptr for samples owned by a user profiler
+  Page* page;            // the page holding the block
   uint64_t* bitmap;      // the page's sampled-block bitmap (nullptr for huge blocks)
   uint32_t bit;          // block index within the page
   uint32_t data_size;    // bytes of user data (user profiler samples)
@@ -126,6 +138,7 @@ struct Session {
   double live_objects_estimate = 0, live_bytes_estimate = 0;
   int visiting = 0;  // > 0 while hs_prof_visit runs: stack entries are not released
   double allocated_bytes_estimate = 0;  // unsampled bytes allocated this session (all samples)
+  uint64_t user_data_blocks = 0;        // user profilers' sample data held (even outside the table)
 };
 extern Session g_session;
 extern ProfMemory g_memory;         // records, stacks, tables: released when the session ends
@@ -159,6 +172,8 @@ void sweep_released_stacks();  // after a visit: release entries whose refcount 
 
 // Inserts a filled-in record and marks its block as sampled (caller holds g_lock).
 bool track_record(Record* record);
+// The reverse: out of the table, bit cleared, page flag cleared with the page's last sample.
+void untrack_record(Record* record);
 
 // Removes a record (any owner): clears its bitmap bit, updates its stack and the totals,
 // returns the record memory. A user profiler's on_free is called by the caller, unlocked.

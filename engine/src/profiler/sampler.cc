@@ -27,10 +27,10 @@ std::atomic<hs_profiler_t*> g_process_profiler{nullptr};
 
 namespace {
 
-// While nothing samples, heaps still look at the generation every this many bytes: a start
-// also pokes every heap's countdown, but that racy store can be lost to the owner's own
-// update, and this bounds how long a heap can miss a session.
-constexpr int64_t kIdleRecheckBytes = int64_t{16} << 20;
+// While nothing samples, heaps look at the generation every this many allocated bytes (one
+// slow-path call per MiB, unmeasurable): that is how a thread notices a session that another
+// thread started. The thread that starts it re-arms its own heap at once.
+constexpr int64_t kIdleRecheckBytes = int64_t{1} << 20;
 // One bit per block; the most blocks a page holds is a one-slice page of 16-byte blocks.
 constexpr size_t kBitmapBits = kSliceSize / kMinAlign;
 constexpr size_t kBitmapBytes = kBitmapBits / 8;
@@ -87,46 +87,51 @@ HS_TEXT bool sample_countdown_expired(Heap* heap, size_t size) {
   uint64_t generation = g_generation.load(std::memory_order_acquire);
   if (heap->prof_generation != generation) {
     // A session started or stopped (or a profiler was attached) since this heap last looked:
-    // begin a fresh Poisson process here, this allocation included.
+    // begin a fresh Poisson process here, this allocation included (its bytes were counted).
     heap->prof_generation = generation;
     heap->prof_interval = heap_interval(heap, &heap->prof_owner);
     if (heap->prof_interval == 0) {
-      heap->sample_countdown = kIdleRecheckBytes;
+      countdown_set(heap, kIdleRecheckBytes);
       return false;
     }
-    heap->sample_countdown =
-        draw_distance(heap->td, heap->prof_interval) - static_cast<int64_t>(size);
+    countdown_set(heap, draw_distance(heap->td, heap->prof_interval) - static_cast<int64_t>(size));
     if (heap->sample_countdown >= 0) return false;
   }
   if (heap->prof_interval == 0) {
-    heap->sample_countdown = kIdleRecheckBytes;
+    countdown_set(heap, kIdleRecheckBytes);
     return false;
   }
   int64_t overshoot = heap->sample_countdown;
-  while (heap->sample_countdown < 0) {
-    heap->sample_countdown += draw_distance(heap->td, heap->prof_interval);
+  int64_t carried = overshoot;
+  // The leftover carries into the next distance. When an allocation spans many intervals,
+  // the points inside it do not matter, and by memorylessness the distance from its end to
+  // the next point is itself a fresh exponential: draw that instead of thousands of gaps.
+  if (-overshoot > 4 * static_cast<int64_t>(heap->prof_interval)) {
+    carried = draw_distance(heap->td, heap->prof_interval);
+  } else {
+    while (carried < 0) carried += draw_distance(heap->td, heap->prof_interval);
   }
+  countdown_shift(heap, carried - overshoot);  // the leftover carries into the next distance
   heap->prof_bytes_since_sample = static_cast<uint64_t>(static_cast<int64_t>(size) - overshoot);
   return t_suppress == 0;
 }
 
-// Gives a fresh heap the current session (or the idle re-check distance).
+// A fresh heap looks at the session on its first allocation.
 void prof_heap_init(Heap* heap) {
-  heap->prof_generation = 0;  // never current: the first expiry sets the heap up
-  heap->sample_countdown = 0;
+  heap->prof_generation = 0;  // never current
+  heap->sample_countdown = heap->countdown_armed = 0;
+  heap->requested_folded = 0;
 }
 
-// Makes every heap look at the generation on its next allocation. The store races with the
-// owner's own plain update of its countdown (hence no_sanitize): losing it only delays the
-// heap until its idle re-check.
-__attribute__((no_sanitize("thread"))) static void poke_heap(const Heap* heap, void*) {
-  __atomic_store_n(&const_cast<Heap*>(heap)->sample_countdown, 0, __ATOMIC_RELAXED);
-}
-
+// The calling thread's heaps see a new session on their next allocation; other threads' within
+// a MiB of allocation (their countdowns are theirs alone to write).
 void prof_poke_all_heaps() {
-  registry_visit(poke_heap, nullptr);
   Heap* own = tls_heap;
-  if (own != &g_empty_heap) own->sample_countdown = 0;
+  if (own == &g_empty_heap) return;
+  countdown_set(own, 0);
+  for (Heap* user = own->td->user_heaps; user != nullptr; user = user->user_next) {
+    countdown_set(user, 0);
+  }
 }
 
 namespace {
@@ -151,6 +156,7 @@ bool track_record(Record* record) {
   void* p = reinterpret_cast<void*>(record->address);
   Page* page = page_of(p);
   if (page == nullptr) return false;
+  record->page = page;
   record->bitmap = nullptr;
   record->bit = 0;
   if ((page_flags(page) & kPageHuge) == 0) {
@@ -165,8 +171,19 @@ bool track_record(Record* record) {
     __atomic_fetch_or(&record->bitmap[record->bit / 64], uint64_t{1} << (record->bit % 64),
                       __ATOMIC_RELEASE);
   }
+  page->sampled_count++;
   page->flags.fetch_or(kPageSampled, std::memory_order_release);
   return true;
+}
+
+void untrack_record(Record* record) {
+  if (record->bitmap != nullptr) {
+    __atomic_fetch_and(&record->bitmap[record->bit / 64], ~(uint64_t{1} << (record->bit % 64)),
+                       __ATOMIC_RELEASE);
+  }
+  record_erase(record);
+  // With its last sample gone the page's frees take the fast path again.
+  if (--record->page->sampled_count == 0) page_flags_clear(record->page, kPageSampled);
 }
 
 }  // namespace prof
@@ -234,11 +251,7 @@ HS_TEXT HS_NOINLINE void record_sample(Heap* heap, void* p, size_t size) {
 namespace prof {
 
 void drop_record(Record* record) {
-  if (record->bitmap != nullptr) {
-    __atomic_fetch_and(&record->bitmap[record->bit / 64], ~(uint64_t{1} << (record->bit % 64)),
-                       __ATOMIC_RELEASE);
-  }
-  record_erase(record);
+  untrack_record(record);
   if (StackEntry* stack = record->stack) {
     double weight = record->weight;
     stack->refcount--;
@@ -282,11 +295,7 @@ void sampled_free(Page* page, void* p) {
     if (record == nullptr) return;
     if (record->owner != nullptr) {
       removed = *record;
-      if (record->bitmap != nullptr) {
-        __atomic_fetch_and(&record->bitmap[record->bit / 64], ~(uint64_t{1} << (record->bit % 64)),
-                           __ATOMIC_RELEASE);
-      }
-      record_erase(record);
+      untrack_record(record);
       g_memory.release(record, sizeof(Record));
     } else {
       drop_record(record);
@@ -296,9 +305,25 @@ void sampled_free(Page* page, void* p) {
   user_sample_freed(removed);
 }
 
+namespace {
+void resize_record(void* p, size_t new_size, bool notify);
+}  // namespace
+
 // realloc/hs_expand kept the block in place with a new requested size.
 void sampled_resize(Page* page, void* p, size_t new_size) {
   (void)page;
+  resize_record(p, new_size, true);
+}
+
+// An aligned allocation was served from a rounded-up size class: record the requested size.
+// Weights stay those of the rounded size, which is the size the sampling decision saw.
+void sampled_set_requested(Page* page, void* p, size_t size) {
+  (void)page;
+  resize_record(p, size, false);
+}
+
+namespace {
+void resize_record(void* p, size_t new_size, bool notify) {
   Record snapshot{};
   uint64_t old_size = 0;
   {
@@ -313,7 +338,7 @@ void sampled_resize(Page* page, void* p, size_t new_size) {
       stack->live_bytes_estimate += record->weight * delta;
       g_session.live_bytes += new_size - old_size;
       g_session.live_bytes_estimate += record->weight * delta;
-      if (g_session.accum && new_size > old_size) {
+      if (notify && g_session.accum && new_size > old_size) {
         stack->accum_bytes += new_size - old_size;
         stack->accum_bytes_estimate += record->weight * delta;
         g_session.accum_bytes += new_size - old_size;
@@ -322,8 +347,9 @@ void sampled_resize(Page* page, void* p, size_t new_size) {
     }
     snapshot = *record;
   }
-  user_sample_resized(snapshot, old_size, new_size);
+  if (notify) user_sample_resized(snapshot, old_size, new_size);
 }
+}  // namespace
 
 namespace {
 
@@ -339,11 +365,7 @@ bool drop_if_in_heap(Record* record, void* arg) {
   if (page == nullptr || __atomic_load_n(&page->heap, __ATOMIC_RELAXED) != scan->heap) return true;
   if (record->owner != nullptr) {
     if (scan->user_count == 64) return false;  // handle these, then scan again
-    record_erase(record);
-    if (record->bitmap != nullptr) {
-      __atomic_fetch_and(&record->bitmap[record->bit / 64], ~(uint64_t{1} << (record->bit % 64)),
-                         __ATOMIC_RELEASE);
-    }
+    untrack_record(record);
     scan->user_records[scan->user_count++] = record;
     return true;
   }

@@ -215,14 +215,14 @@ TEST(ProfConcurrency, BUG_TsanStatsGetRacesWithTheOwnersPlainCounterAdds) {
     done.store(true);
   });
   uint64_t reads = 0;
-  while (!done.load()) {
+  do {  // at least one read, however fast the allocating thread is
     hs_stats_t s;
     std::memset(&s, 0, sizeof s);
     s.size = sizeof s;
     s.version = HS_STATS_VERSION;
     ASSERT_EQ(hs_stats_get(&s), 0);
     ++reads;
-  }
+  } while (!done.load());
   allocator.join();
   EXPECT_GT(reads, 0u);  // under TSan the race report fails the run (exit code 66)
 }

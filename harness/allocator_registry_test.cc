@@ -73,14 +73,22 @@ TEST(AllocatorRegistry, UnbuiltEngineIsUnavailableWithReason) {
   }
 }
 
-TEST(AllocatorRegistry, ProfilerRowIsUnavailableUntilTheProfilerExists) {
-  // Point the engine at a library that exists, so only the declared reason can refuse it.
+TEST(AllocatorRegistry, ProfilerRowIsTheEngineLibraryWithTheProfilerStarted) {
+  // Point the engine at a library that exists, so nothing but the spec decides the row.
   const RegistryOptions present{
       {"/usr/lib/x86_64-linux-gnu/libc.so.6", "/usr/lib/x86_64-linux-gnu/libc.so.6", "0.0.0"}, {}};
   const AllocatorInfo prof = inspect_id("engine-prof", present);
-  EXPECT_FALSE(prof.available);
-  EXPECT_EQ(prof.reason, "the engine's sampled profiler is not implemented yet");
-  EXPECT_FALSE(prof.sha256.empty()) << "provenance is still recorded";
+  const AllocatorInfo engine = inspect_id("engine", present);
+  EXPECT_TRUE(prof.spec.unavailable_reason.empty()) << "the profiler exists: no declared refusal";
+  EXPECT_EQ(prof.spec.library, engine.spec.library);
+  EXPECT_EQ(prof.sha256, engine.sha256);
+  EXPECT_FALSE(prof.sha256.empty()) << "provenance is recorded";
+  bool started = false;
+  for (const auto& [key, value] : prof.spec.env) {
+    started = started || (key == "HEAPSCOPE_PROF" && value == "1");
+  }
+  EXPECT_TRUE(started) << "engine-prof must start the profiler in the child";
+  for (const auto& [key, value] : engine.spec.env) EXPECT_NE(key, "HEAPSCOPE_PROF");
 }
 
 TEST(AllocatorRegistry, UnknownIdNamesItAndTheKnownOnes) {

@@ -48,10 +48,9 @@ std::vector<AllocatorSpec> builtin_allocator_specs(const EngineLibraries& engine
   specs.push_back(ours("engine-noprof", "heapscope, profiler compiled out", engine.noprof));
   specs.push_back(
       ours("engine-prof", "heapscope, profiler running (default interval)", engine.prof));
+  // The same library as `engine`, with the sampled profiler started at process start-up
+  // (default 512 KiB interval): the row that measures the running profiler's cost.
   specs.back().env.emplace_back("HEAPSCOPE_PROF", "1");
-  // Until the sampled profiler lands (issue "Engine II"), HEAPSCOPE_PROF=1 changes nothing
-  // and this row would silently duplicate `engine`.
-  specs.back().unavailable_reason = "the engine's sampled profiler is not implemented yet";
   specs.push_back(
       system("mimalloc", "upstream mimalloc (Debian)", "libmimalloc.so.2", "libmimalloc2.0"));
   specs.push_back(system("jemalloc", "jemalloc (Debian)", "libjemalloc.so.2", "libjemalloc2"));

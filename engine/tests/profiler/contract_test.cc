@@ -515,6 +515,25 @@ TEST_F(ProfContract, BUG_ProfilerBytesExceedsMaxBytesPageBitmapsNotBudgeted) {
   for (void* p : blocks) hs_free(p);
 }
 
+// Page bitmaps outlive sessions (pages keep pointing at them). Whatever an earlier, unbudgeted
+// session left behind must not use up a later session's budget: a 256 KiB budget still
+// records samples after a session that sampled blocks on ~500 pages.
+TEST_F(ProfContract, BudgetOfANewSessionIsNotUsedUpByAnEarlierSessionsBitmaps) {
+  ASSERT_TRUE(hs_prof_start_seeded(65536, 81));
+  std::vector<void*> blocks;
+  for (int i = 0; i < 600; ++i) blocks.push_back(hs_malloc(128 * 1024));  // a page each
+  EXPECT_GT(prof_stats().live_samples, 400u);
+  for (void* p : blocks) hs_free(p);
+  blocks.clear();
+  hs_prof_stop();
+  uint64_t peak = 0;
+  blocks = allocate_under_budget(256 * 1024, &peak);
+  hs_prof_stats_t s = prof_stats();
+  EXPECT_GT(s.live_samples, 0u) << "profiler_bytes " << s.profiler_bytes << ", dropped "
+                                << s.dropped_no_memory;
+  for (void* p : blocks) hs_free(p);
+}
+
 TEST_F(ProfContract, BudgetFromTheEnvironment) {
   ScopedEnv budget("HEAPSCOPE_PROF_MAX_BYTES", "131072");
   ASSERT_TRUE(hs_prof_start(1));

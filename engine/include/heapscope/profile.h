@@ -23,6 +23,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "heapscope/heapscope.h"
 
@@ -121,8 +122,15 @@ typedef struct hs_prof_stats_s {
   uint64_t total_samples;        // samples recorded since the session started
 } hs_prof_stats_t;
 
-#define HS_PROF_STATS_INIT \
-  { sizeof(hs_prof_stats_t), HS_PROF_STATS_VERSION }
+// A zeroed struct with size and version filled in (usable from C and C++ without warnings).
+static inline hs_prof_stats_t hs_prof_stats_init(void) {
+  hs_prof_stats_t stats;
+  memset(&stats, 0, sizeof stats);
+  stats.size = sizeof(hs_prof_stats_t);
+  stats.version = HS_PROF_STATS_VERSION;
+  return stats;
+}
+#define HS_PROF_STATS_INIT hs_prof_stats_init()
 
 // ---- the built-in profiler ---------------------------------------------------------------------
 // Starts sampling; false if already running (the session is left untouched) or inside a

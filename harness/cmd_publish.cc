@@ -36,6 +36,10 @@ site::RunInput load_run(const std::string& path, const std::string& baseline) {
     throw site::SiteError(path + ": not valid JSON (" + e.what() + ")");
   }
   site::require_schema(plain, site::Schema::kRawRun, path);
+  if (plain["samples"].empty()) {
+    throw site::SiteError(path +
+                          ": has no samples (a plan or an unstarted run?): nothing to publish");
+  }
   in.raw = Json(plain);  // a conversion costs a third of a second parse (7.5 MB: 0.05 s)
   in.sha256 = sha256_hex(in.text);
   try {

@@ -57,7 +57,7 @@ std::string digest_line(const std::string& manifest_sha256) {
 std::string seal_site(const std::filesystem::path& dir) {
   const std::string manifest = build_manifest(dir).dump(1) + "\n";
   write_file(dir / kManifestFile, manifest);
-  const std::string digest = harness::sha256_hex(manifest);
+  std::string digest = harness::sha256_hex(manifest);
   write_file(dir / kDigestFile, digest_line(digest));
   return digest;
 }

@@ -138,6 +138,11 @@ void add_verdict(AppProbeReport& rep) {
     rep.notes.push_back(rep.chain[i - 1].path + " is a script run by " + rep.chain[i].path +
                         "; the interpreter's processes are the ones measured.");
   }
+  if (rep.allocators.empty()) {
+    rep.blocked = true;
+    rep.problems.push_back("no allocator of the selection is available, so nothing was probed.");
+    return;
+  }
   const bool any_images = std::any_of(rep.allocators.begin(), rep.allocators.end(),
                                       [](const AllocatorProbe& a) { return !a.images.empty(); });
   if (!any_images) {

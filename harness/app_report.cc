@@ -188,8 +188,13 @@ void print_app_report(std::ostream& out, const Json& summary) {
     if (!command.empty()) command += ' ';
     command += a.get<std::string>();
   }
-  out << summary["campaign"].get<std::string>() << ": " << command << "\n"
-      << app["blocks"] << " blocks, seed " << summary["seed"] << ", baseline " << base
+  out << summary["campaign"].get<std::string>() << ": " << command << "\n";
+  if (app.value("blocked", false) && summary["samples"]["total"] == 0) {
+    out << "no allocator comparison: the preload probe found it meaningless\n";
+    for (const Json& p : app["problems"]) out << "PROBLEM: " << p.get<std::string>() << "\n";
+    return;
+  }
+  out << app["blocks"] << " blocks, seed " << summary["seed"] << ", baseline " << base
       << (app.value("same_output", false) ? ", stdout compared across all samples" : "") << "\n"
       << "medians (IQR); RSS = peak of the whole process tree. speed = " << base
       << " wall / allocator wall, memory = " << base << " RSS / allocator RSS:\n> 1 = better than "

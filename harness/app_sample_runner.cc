@@ -235,7 +235,8 @@ AppRunResult run_app_command(const AppRunRequest& r) {
 }
 
 nlohmann::ordered_json app_measurement_json(const AppRunResult& r) {
-  const bool exited = r.kind != "timeout" && r.kind != "interrupted" && r.signal == 0;
+  const bool exited =
+      r.kind != "timeout" && r.kind != "interrupted" && r.kind != "spawn-failed" && r.signal == 0;
   return {
       {"wall_seconds", r.wall_seconds},
       {"user_seconds", r.user_seconds},

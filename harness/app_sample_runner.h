@@ -57,7 +57,7 @@ bool app_interrupt_requested();
 AppRunResult run_app_command(const AppRunRequest& request);
 
 // {wall_seconds, user_seconds, system_seconds, peak_rss_bytes, peak_rss_tree_bytes,
-//  exit_status (null after a signal or timeout), stdout_sha256}
+//  exit_status (null when the command did not exit by itself), stdout_sha256}
 nlohmann::ordered_json app_measurement_json(const AppRunResult& r);
 
 // {"kind", "reason", "exit_code", "signal", "stderr"}

@@ -129,6 +129,25 @@ TEST(AppRealProgram, NonPiePythonIsNotMistakenForItsOwnAllocator) {
   EXPECT_EQ(raw["samples"].size(), 2u);
 }
 
+// `sh -c 'a | b'`: two programs hold 40 MiB each at the same time. The tree's peak is their sum,
+// which no single process's ru_maxrss shows.
+TEST(AppRealProgram, PeakRssIsOfTheWholeProcessTree) {
+  ScratchDir dir("app-tree");
+  const std::string prog = HS_APP_PROGRAM;
+  const CommandResult r = hsbench({"app", "--allocators", "glibc", "--blocks", "1", "--warmup", "0",
+                                   "--out", dir / "raw.json", "--", "sh", "-c",
+                                   prog + " --hold 40 | " + prog + " --hold 40 >&2"});
+  ASSERT_EQ(r.exit_code, 0) << all_output(r);
+  EXPECT_TRUE(contains(all_output(r), "program images")) << all_output(r);
+  const auto raw = read_json(dir / "raw.json");
+  ASSERT_EQ(raw["samples"].size(), 1u);
+  const auto& m = raw["samples"][0]["measurement"];
+  const double mib = 1 << 20;
+  EXPECT_GT(m["peak_rss_bytes"].get<double>(), 40 * mib);
+  EXPECT_LT(m["peak_rss_bytes"].get<double>(), 70 * mib);
+  EXPECT_GT(m["peak_rss_tree_bytes"].get<double>(), 80 * mib) << m.dump();
+}
+
 TEST(AppPlantedSlow, SerializingAllocatorIsReportedSlowerThanGlibc) {
   ScratchDir dir("app-slow");
   const CommandResult r = hsbench({"app", "--allocators", "glibc,slow", "--allocator", kSlow,

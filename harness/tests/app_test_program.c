@@ -3,11 +3,13 @@
 //   --allocs N          steps (default 100000)
 //   --exit CODE         exit with CODE after printing (a command that fails)
 //   --print-allocator   also print which file serves malloc (output that differs by allocator)
+//   --hold MIB          then hold MIB MiB resident for 300 ms (process-tree RSS tests)
 // Built twice: dynamic, and with -static (APP_TEST_STATIC) as the statically linked case.
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #ifndef APP_TEST_STATIC
 #include <dlfcn.h>
 #endif
@@ -16,6 +18,7 @@ int main(int argc, char** argv) {
   long steps = 100000;
   int exit_code = 0;
   int print_allocator = 0;
+  long hold_mib = 0;
   for (int i = 1; i < argc; ++i) {
     if (strcmp(argv[i], "--allocs") == 0 && i + 1 < argc) {
       steps = atol(argv[++i]);
@@ -23,6 +26,8 @@ int main(int argc, char** argv) {
       exit_code = atoi(argv[++i]);
     } else if (strcmp(argv[i], "--print-allocator") == 0) {
       print_allocator = 1;
+    } else if (strcmp(argv[i], "--hold") == 0 && i + 1 < argc) {
+      hold_mib = atol(argv[++i]);
     }
   }
   void* window[64] = {0};
@@ -42,6 +47,15 @@ int main(int argc, char** argv) {
   }
   for (int i = 0; i < 64; ++i) free(window[i]);
   printf("steps %ld checksum %llu\n", steps, checksum);
+  if (hold_mib > 0) {
+    // Written through a volatile pointer, one byte per page: the compiler may not drop it.
+    volatile char* block = malloc((size_t)hold_mib << 20);
+    if (block == NULL) return 98;
+    for (size_t at = 0; at < ((size_t)hold_mib << 20); at += 4096) block[at] = 1;
+    const struct timespec pause = {0, 300 * 1000 * 1000};
+    nanosleep(&pause, NULL);
+    free((void*)block);
+  }
 #ifndef APP_TEST_STATIC
   if (print_allocator) {
     Dl_info info;

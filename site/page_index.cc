@@ -147,6 +147,43 @@ std::string effects_table(const Json& run) {
                     "numbers");
 }
 
+// Failed samples, unavailable allocators and blocks whose stream digests disagree: shown,
+// never hidden (a failure is data).
+std::string problems_section(const Json& summary) {
+  std::string out;
+  std::vector<std::vector<std::string>> rows;
+  constexpr std::size_t kShown = 50;
+  for (const Json& f : summary["failures"]) {
+    if (rows.size() == kShown) break;
+    rows.push_back({"<code>" + html_escape(f["id"].get<std::string>()) + "</code>",
+                    html_escape(f["kind"].get<std::string>()),
+                    html_escape(f["reason"].get<std::string>())});
+  }
+  if (!rows.empty()) {
+    const std::size_t total = summary["failures"].size();
+    out +=
+        html_table({"sample", "failure", "reason"}, rows,
+                   std::to_string(total) + " failed sample(s)" +
+                       (total > kShown ? ", the first " + std::to_string(kShown) + " shown" : "") +
+                       "; they are left out of every statistic",
+                   "numbers");
+  }
+  for (const Json& u : summary["unavailable_allocators"]) {
+    out += "<p class=\"note\">Unavailable allocator <strong>" +
+           html_escape(u["id"].get<std::string>()) +
+           "</strong>: " + html_escape(u["reason"].get<std::string>()) + "</p>\n";
+  }
+  for (const Json& cell : summary["cells"]) {
+    if (cell.contains("digest_mismatches") && !cell["digest_mismatches"].empty()) {
+      out += "<p class=\"warning\">" + html_escape(cell["workload"].get<std::string>()) +
+             " t=" + std::to_string(cell["threads"].get<unsigned>()) +
+             ": allocators replayed different streams in blocks " +
+             html_escape(cell["digest_mismatches"].dump()) + "</p>\n";
+    }
+  }
+  return out;
+}
+
 std::string history_section(const SiteModel& model, const Json& run, const RunAllocators& allocs) {
   const std::string key = run["comparison_key"]["digest"].get<std::string>();
   std::vector<const Json*> rows;
@@ -331,6 +368,7 @@ std::string index_page(const SiteModel& model) {
               rss_charts(run, allocs);
       body += "<h3 id=\"" + a + "-history\">History</h3>\n" + history_section(model, run, allocs);
       body += "<h3 id=\"" + a + "-effects\">Paired effects</h3>\n" + effects_table(run);
+      body += problems_section(run["summary"]);
       body += "<p>Thread scaling: <a href=\"scaling.html#" + anchor(id) +
               "\">scaling.html</a>. Allocator versions, digests, machine and seeds: <a "
               "href=\"provenance.html#" +

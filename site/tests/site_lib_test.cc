@@ -166,6 +166,7 @@ TEST(History, AppendsVerbatimAndRefusesDuplicates) {
   std::filesystem::remove(path);
 }
 
+// `raws` must outlive the model (it points into it).
 SiteModel model_of(const std::vector<Json>& raws, std::vector<PublishedRun>& runs) {
   SiteModel model;
   for (const Json& raw : raws) {
@@ -209,13 +210,31 @@ TEST(Pages, AreInertAndDrawEveryCell) {
   EXPECT_EQ(count(reproduce, "<code>hsbench reproduce raw/"), 3u * 2u * 4u);
 }
 
+TEST(Pages, ShowFailedSamples) {
+  Json raw = fixture_raw_run({.allocators = 3, .workloads = 1});
+  Json& failed = raw["samples"][4];
+  failed["status"] = "failed";
+  failed["failure"] = {{"kind", "timeout"}, {"reason", "killed after 60 s"}};
+  failed.erase("measurement");
+  ASSERT_EQ(schema_violations(raw, Schema::kRawRun), std::vector<std::string>{});
+  const std::vector<Json> raws{raw};
+  std::vector<PublishedRun> runs;
+  const SiteModel model = model_of(raws, runs);
+  const std::string index = index_page(model);
+  EXPECT_NE(index.find("1 failed sample(s)"), std::string::npos);
+  EXPECT_NE(index.find(failed["id"].get<std::string>()), std::string::npos);
+  EXPECT_NE(index.find("killed after 60 s"), std::string::npos);
+  EXPECT_NE(index.find(" + 1 failed"), std::string::npos);  // in the effects table
+}
+
 TEST(Pages, EscapeTextFromTheRawRun) {
   Json raw = fixture_raw_run({.allocators = 2, .workloads = 1});
   for (Json& a : raw["allocators"]) {
     if (a["id"] == "engine") a["version"] = "<script>alert(1)</script>";
   }
+  const std::vector<Json> raws{raw};
   std::vector<PublishedRun> runs;
-  const SiteModel model = model_of({raw}, runs);
+  const SiteModel model = model_of(raws, runs);
   const std::string provenance = provenance_page(model);
   EXPECT_EQ(provenance.find("<script>"), std::string::npos);
   EXPECT_NE(provenance.find("&lt;script&gt;"), std::string::npos);

@@ -74,6 +74,11 @@ void check_documents(const std::filesystem::path& dir, const std::set<std::strin
       throw SiteError("latest.json: run " + id + " names raw copy " + copy +
                       ", which the manifest does not list");
     }
+    if (run["raw"]["copy_is_complete"] == true &&
+        harness::sha256_hex(read_file(dir / copy)) != run["raw"]["source_sha256"]) {
+      throw SiteError(copy + ": is said to be the whole raw run of " + id +
+                      " but its SHA-256 is not the recorded source_sha256");
+    }
   }
   for (const std::string& path : listed) {
     const std::string ext = std::filesystem::path(path).extension().string();

@@ -84,23 +84,38 @@ TEST(ProfProcess, SeedZeroGivesDifferentSamplesAndDistinctDrawnSeeds) {
   EXPECT_NE(ChildReport(c.out).u64("SEED"), ra.u64("SEED"));
 }
 
-// BUG (spec deviation): spec §2 seeds each thread's stream from (session seed, thread
-// *creation* ordinal) so that "the same seed gives the same samples in another process for a
-// single-threaded or deterministically-threaded program". The engine takes the ordinal when a
-// thread first allocates (thread_heap_init, engine/src/thread.cc: g_thread_ordinal.fetch_add),
-// so threads created in a fixed order but released together get their streams in whatever
-// order they happen to allocate first: the same seed gives different per-thread samples.
-TEST(ProfProcess, BUG_SameSeedThreadSamplesDependOnWhichThreadAllocatesFirst) {
+// A deterministically-threaded program: threads created in a fixed order, released together,
+// each doing a fixed workload. Spec §2 seeds each thread's stream from (session seed, thread
+// creation ordinal), so the same seed gives the same per-thread samples in every run, whichever
+// thread happens to allocate first. The creation ordinal comes from the pthread_create wrapper
+// of the overriding libraries (override_thread.cc), so the child links heapscope_static.
+// (Linked with heapscope_api, which overrides nothing, threads are numbered by first
+// allocation and this cannot hold.)
+// BUG: the child creates its threads with std::thread, whose pthread_create call is inside
+// libstdc++.so; the child's own objects never reference pthread_create, so the linker does not
+// pull override_thread.o out of libheapscope_static.a and the wrapper is absent (nm shows no
+// pthread_create in the executable). Linked with -Wl,--undefined=pthread_create the same
+// child gives identical output in every run.
+TEST(ProfProcess, BUG_SameSeedThreadSamplesDifferWithHeapscopeStaticAndStdThread) {
+#ifndef HS_PROF_CHILD_OVERRIDE
+  GTEST_SKIP() << "no overriding child in a sanitizer build";
+#else
+  const std::string child = HS_PROF_CHILD_OVERRIDE;
   std::vector<std::string> runs;
   for (int i = 0; i < 4; ++i) {
-    ChildResult r = run_child(kChild, {"threads", "777"}, {});
+    ChildResult r = run_child(child, {"threads", "777"}, {});
     ASSERT_EQ(r.exit_code, 0) << r.out;
-    ASSERT_EQ(ChildReport(r.out).with_prefix("TSTACK ").size(), 4u) << r.out;
+    ASSERT_GE(ChildReport(r.out).with_prefix("TSTACK ").size(), 4u) << r.out;
     runs.push_back(r.out);
   }
   for (size_t i = 1; i < runs.size(); ++i) {
     EXPECT_EQ(runs[i], runs[0]) << "run " << i << " differs from run 0";
   }
+  // Not vacuous: another seed gives other samples.
+  ChildResult other = run_child(child, {"threads", "778"}, {});
+  ASSERT_EQ(other.exit_code, 0);
+  EXPECT_NE(other.out, runs[0]);
+#endif
 }
 
 // ---- environment and the exit dump ------------------------------------------------------------

@@ -34,33 +34,6 @@ Json parse_json(const std::string& text, const std::string& what) {
   }
 }
 
-// Why a page or stylesheet could run code or reach the network, or "". The pages are ours,
-// so a plain scan suffices: no script elements, javascript: URLs, @import, remote URLs in
-// attributes or url(), and no on*= event-handler attributes inside tags.
-std::string active_content(const std::string& text) {
-  std::string lower(text.size(), ' ');
-  std::transform(text.begin(), text.end(), lower.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  for (const char* bad :
-       {"<script", "javascript:", "@import", "=\"http", "='http", "=http", "url(http", "url(\"http",
-        "url('http", "<iframe", "<object", "<embed", "<foreignobject"}) {
-    if (lower.find(bad) != std::string::npos) return std::string("contains '") + bad + "'";
-  }
-  bool in_tag = false;
-  for (std::size_t i = 0; i < lower.size(); ++i) {
-    if (lower[i] == '<') in_tag = true;
-    if (lower[i] == '>') in_tag = false;
-    if (!in_tag || !std::isspace(static_cast<unsigned char>(lower[i])) ||
-        lower.compare(i + 1, 2, "on") != 0) {
-      continue;
-    }
-    std::size_t j = i + 3;
-    while (j < lower.size() && std::isalpha(static_cast<unsigned char>(lower[j]))) ++j;
-    if (j > i + 3 && j < lower.size() && lower[j] == '=') return "has an event-handler attribute";
-  }
-  return "";
-}
-
 // Content checks once every byte is known to be the sealed one: a consistently re-sealed
 // site must still hold documents of our formats.
 void check_documents(const std::filesystem::path& dir, const std::set<std::string>& listed) {
@@ -169,6 +142,32 @@ VerifyResult check(const std::filesystem::path& dir, const std::optional<std::st
 }
 
 }  // namespace
+
+// The pages are ours, so a plain scan suffices: no script elements, javascript: URLs, @import,
+// remote URLs in attributes or url(), and no on*= event-handler attributes inside tags.
+std::string active_content(const std::string& text) {
+  std::string lower(text.size(), ' ');
+  std::transform(text.begin(), text.end(), lower.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  for (const char* bad :
+       {"<script", "javascript:", "@import", "=\"http", "='http", "=http", "url(http", "url(\"http",
+        "url('http", "<iframe", "<object", "<embed", "<foreignobject"}) {
+    if (lower.find(bad) != std::string::npos) return std::string("contains '") + bad + "'";
+  }
+  bool in_tag = false;
+  for (std::size_t i = 0; i < lower.size(); ++i) {
+    if (lower[i] == '<') in_tag = true;
+    if (lower[i] == '>') in_tag = false;
+    if (!in_tag || !std::isspace(static_cast<unsigned char>(lower[i])) ||
+        lower.compare(i + 1, 2, "on") != 0) {
+      continue;
+    }
+    std::size_t j = i + 3;
+    while (j < lower.size() && std::isalpha(static_cast<unsigned char>(lower[j]))) ++j;
+    if (j > i + 3 && j < lower.size() && lower[j] == '=') return "has an event-handler attribute";
+  }
+  return "";
+}
 
 VerifyResult verify_site(const std::filesystem::path& dir,
                          const std::optional<std::string>& expected_digest) {

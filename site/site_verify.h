@@ -20,6 +20,10 @@ struct VerifyResult {
   std::size_t files = 0;        // files checked against the manifest
 };
 
+// Why a page or stylesheet could run code or reach the network (a script, an event-handler
+// attribute, a remote URL, @import, an embedded object), or "" when it is inert.
+std::string active_content(const std::string& text);
+
 // expected_digest: the manifest SHA-256 publish printed, kept outside the site.
 VerifyResult verify_site(const std::filesystem::path& dir,
                          const std::optional<std::string>& expected_digest = std::nullopt);

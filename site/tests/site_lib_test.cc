@@ -7,7 +7,6 @@
 
 #include <filesystem>
 #include <fstream>
-#include <regex>
 
 #include "comparison_key.h"
 #include "envelope.h"
@@ -18,6 +17,7 @@
 #include "schema_validation.h"
 #include "sha256.h"
 #include "site_files.h"
+#include "site_verify.h"
 
 namespace heapscope::site {
 namespace {
@@ -188,7 +188,7 @@ TEST(Pages, AreInertAndDrawEveryCell) {
     EXPECT_EQ(page.find("http://"), std::string::npos);
     EXPECT_EQ(page.find("https://"), std::string::npos);
     EXPECT_EQ(page.find("@import"), std::string::npos);
-    EXPECT_FALSE(std::regex_search(page, std::regex("<[^>]* on[a-z]+=")));  // no handlers
+    EXPECT_EQ(active_content(page), "");
     EXPECT_EQ(page.find("<foreignObject"), std::string::npos);
   }
   const std::string index = index_page(model);
@@ -208,6 +208,18 @@ TEST(Pages, AreInertAndDrawEveryCell) {
   // Reproduce: one command per cell and allocator, naming samples of the shipped raw copy.
   const std::string reproduce = reproduce_page(model);
   EXPECT_EQ(count(reproduce, "<code>hsbench reproduce raw/"), 3u * 2u * 4u);
+}
+
+// The inertness check verify applies to every page fires on each kind of active content.
+TEST(Pages, ActiveContentIsRecognised) {
+  EXPECT_EQ(active_content("<p class=\"note\">based on=3 runs</p>"), "");
+  for (const char* bad :
+       {"<SCRIPT>x()</SCRIPT>", "<p onclick=\"x()\">", "<a href=\"https://example.com/\">",
+        "<img src='http://x/y.png'>", "p { background: url(http://x/y.png) }", "@import 'x.css';",
+        "<a href=\"javascript:x()\">", "<iframe src=x>",
+        "<svg><foreignObject></foreignObject></svg>", "<body onload=x()>"}) {
+    EXPECT_NE(active_content(bad), "") << bad;
+  }
 }
 
 TEST(Pages, ShowFailedSamples) {

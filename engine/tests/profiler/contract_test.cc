@@ -504,10 +504,11 @@ TEST_F(ProfContract, TinyBudgetDropsAreCountedAndAllocationsSucceed) {
   EXPECT_EQ(prof_stats().live_samples, 0u);
 }
 
-// BUG: HEAPSCOPE_PROF_MAX_BYTES / max_bytes bounds only the records/stacks/tables memory;
-// the per-page sampled-block bitmaps (never released, not budgeted) are counted in
-// profiler_bytes too, which then exceeds max_bytes (spec §2: "MAX_BYTES bounds it").
-TEST_F(ProfContract, BUG_ProfilerBytesExceedsMaxBytesPageBitmapsNotBudgeted) {
+// Regression (fixed in efb6301): HEAPSCOPE_PROF_MAX_BYTES / max_bytes bounded only the
+// records/stacks/tables memory, while the per-page sampled-block bitmaps (never released, not
+// budgeted) were counted in profiler_bytes too, which then exceeded max_bytes (spec §2:
+// "MAX_BYTES bounds it").
+TEST_F(ProfContract, ProfilerBytesNeverExceedMaxBytesPageBitmapsIncluded) {
   constexpr uint64_t kBudget = 256 * 1024;
   uint64_t peak = 0;
   std::vector<void*> blocks = allocate_under_budget(kBudget, &peak);
@@ -518,7 +519,10 @@ TEST_F(ProfContract, BUG_ProfilerBytesExceedsMaxBytesPageBitmapsNotBudgeted) {
 // Page bitmaps outlive sessions (pages keep pointing at them). Whatever an earlier, unbudgeted
 // session left behind must not use up a later session's budget: a 256 KiB budget still
 // records samples after a session that sampled blocks on ~500 pages.
-TEST_F(ProfContract, BudgetOfANewSessionIsNotUsedUpByAnEarlierSessionsBitmaps) {
+// BUG (since efb6301, which counts g_bitmap_memory against max_bytes): bitmaps are never
+// unmapped (prof_page_release only puts them on a free list), so the ~300 KiB left by the first
+// session exceed the second session's whole budget and it records nothing (6000 drops).
+TEST_F(ProfContract, BUG_BudgetOfANewSessionUsedUpByAnEarlierSessionsBitmaps) {
   ASSERT_TRUE(hs_prof_start_seeded(65536, 81));
   std::vector<void*> blocks;
   for (int i = 0; i < 600; ++i) blocks.push_back(hs_malloc(128 * 1024));  // a page each
@@ -638,11 +642,11 @@ bool stats_in_visitor(const hs_prof_sample_info_t*, void* arg) {
   return false;
 }
 
-// BUG (contract): profile.h says "Calls made from inside a visitor callback (hs_prof_visit)
-// fail fast (return false / NULL / do nothing)", but hs_prof_stats_get has no such check and
-// succeeds inside a visitor (api.cc hs_prof_stats_get tests neither t_suppress nor
+// Regression (fixed in efb6301): profile.h says "Calls made from inside a visitor callback
+// (hs_prof_visit) fail fast (return false / NULL / do nothing)", but hs_prof_stats_get has no such
+// check and succeeds inside a visitor (api.cc hs_prof_stats_get tests neither t_suppress nor
 // t_lock_held). Harmless (the lock is held by this thread), but not what is documented.
-TEST_F(ProfContract, BUG_StatsGetInsideVisitorDoesNotFailFastAsDocumented) {
+TEST_F(ProfContract, StatsGetInsideVisitorFailsFastAsDocumented) {
   ASSERT_TRUE(hs_prof_start_seeded(1, 6));
   void* p = hs_malloc(128);
   int result = -1;
@@ -779,7 +783,7 @@ TEST_F(ProfContract, HeapDestroyForgetsItsSamplesHeapDeleteKeepsThem) {
   for (int i = 0; i < 50; ++i)
     ASSERT_NE(hs_heap_malloc(heap, 256 + static_cast<size_t>(i)), nullptr);
   // A huge block too (its own mapping): an alignment above 64 KiB takes that path. (Not a
-  // multi-MiB block: at interval 1 its cost is linear in its size, see BUG_ below.)
+  // multi-MiB block: at interval 1 its cost was linear in its size, see below.)
   ASSERT_NE(hs_heap_malloc_aligned(heap, 200000, 256 * 1024), nullptr);
   hs_prof_stats_t s = prof_stats();
   EXPECT_EQ(s.live_samples, base.live_samples + 51);
@@ -898,12 +902,12 @@ double thread_cpu_seconds() {
   return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
 }
 
-// BUG (performance): when an allocation crosses the countdown, sample_countdown_expired
-// draws distances in a loop until the countdown is positive again - one exp draw (log1p)
-// per `interval` bytes of the allocation, O(size / interval). At interval 1 a 4 MiB block
-// costs ~4M draws (0.15-0.2 s of CPU); a 1 GiB block, about a minute. The
+// Regression (fixed in efb6301): when an allocation crossed the countdown,
+// sample_countdown_expired drew distances in a loop until the countdown was positive again -
+// one exp draw (log1p) per `interval` bytes of the allocation, O(size / interval). At interval
+// 1 a 4 MiB block cost ~4M draws (0.15-0.2 s of CPU); a 1 GiB block, about a minute. The
 // exponential is memoryless, so the distance past the end of the block is one fresh draw.
-TEST_F(ProfContract, BUG_LargeAllocationCostIsLinearInSizeOverInterval) {
+TEST_F(ProfContract, LargeAllocationCostDoesNotGrowWithSizeOverInterval) {
   ASSERT_TRUE(hs_prof_start_seeded(1, 61));
   double before = thread_cpu_seconds();
   void* p = hs_malloc(4u << 20);
@@ -931,12 +935,12 @@ TEST_F(ProfContract, AlignedAndCrossThreadFreesReturnToBaseline) {
   EXPECT_EQ(s.unique_stacks, 0u);
 }
 
-// BUG: profile.h defines live_bytes as "their requested bytes", and the allocator's own
-// statistics count what the caller asked for; but an aligned allocation (16 < alignment <=
-// the natural-alignment limit) is sampled and recorded with its size rounded up to the
+// Regression (fixed in efb6301): profile.h defines live_bytes as "their requested bytes", and the
+// allocator's own statistics count what the caller asked for; but an aligned allocation (16 <
+// alignment <= the natural-alignment limit) is sampled and recorded with its size rounded up to the
 // alignment (heap_malloc_aligned calls heap_malloc(rounded)): hs_malloc_aligned(100, 4096)
 // shows as 4096 bytes in profiles.
-TEST_F(ProfContract, BUG_AlignedSamplesRecordRequestedBytesNotRoundedSize) {
+TEST_F(ProfContract, AlignedSamplesRecordRequestedBytes) {
   ASSERT_TRUE(hs_prof_start_seeded(1, 42));
   void* one = hs_malloc_aligned(100, 4096);
   ASSERT_NE(one, nullptr);
@@ -1206,8 +1210,8 @@ TEST_F(ProfContract, PprofProfilerInuseGrowthTriggerAndBusySession) {
   EXPECT_EQ(hs_pprof_profiler_new(4096, ".heap", 0, 0, 0), nullptr) << "empty base name";
 }
 
-// BUG (crash): a user profiler's sample data and records live in the same profiler memory as
-// the built-in session's. hs_prof_stop hands all of it back to the OS (api.cc:
+// Regression (crash, fixed in efb6301): a user profiler's sample data and records live in the same
+// profiler memory as the built-in session's. hs_prof_stop hands all of it back to the OS (api.cc:
 // g_memory.release_everything()) when no record and no stack is left, but user_sample
 // (pluggable.cc) allocates the sample data under the lock, drops the lock to call on_alloc,
 // and only then inserts the record: a built-in session stopped on another thread in that
@@ -1270,7 +1274,7 @@ int race_user_samples_with_builtin_stops() {
   return g_race_bad.load() == 0 ? 0 : 5;
 }
 
-TEST_F(ProfContract, BUG_BuiltInStopUnmapsInFlightUserSampleData) {
+TEST_F(ProfContract, BuiltInStopKeepsInFlightUserSampleData) {
   pid_t pid = fork();
   ASSERT_GE(pid, 0);
   if (pid == 0) {

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <map>
 #include <unordered_map>
 #include <vector>
@@ -13,6 +14,9 @@
 
 namespace heapscope::harness {
 namespace {
+
+// A measurement field the sample lacks (a double: NAN alone would make value() return float).
+constexpr double kMissing = std::numeric_limits<double>::quiet_NaN();
 
 struct AppPoint {
   std::uint64_t block;
@@ -38,6 +42,7 @@ Json effect(const std::vector<AppPoint>& cand, const std::vector<AppPoint>& base
 
 std::vector<double> column(const std::vector<AppPoint>& points, double AppPoint::*metric) {
   std::vector<double> out;
+  out.reserve(points.size());
   for (const AppPoint& p : points) out.push_back(p.*metric);
   return out;
 }
@@ -80,9 +85,10 @@ Json summarize_app_run(const Json& raw, const std::string& baseline_override) {
     baseline_seen |= alloc == baseline;
     if (s["status"] == "ok") {
       const Json& m = s["measurement"];
-      ok[alloc].push_back({s["block"].get<std::uint64_t>(), m.value("wall_seconds", NAN),
-                           m.value("user_seconds", NAN), m.value("system_seconds", NAN),
-                           m.value("peak_rss_tree_bytes", NAN), m.value("peak_rss_bytes", NAN)});
+      ok[alloc].push_back({s["block"].get<std::uint64_t>(), m.value("wall_seconds", kMissing),
+                           m.value("user_seconds", kMissing), m.value("system_seconds", kMissing),
+                           m.value("peak_rss_tree_bytes", kMissing),
+                           m.value("peak_rss_bytes", kMissing)});
       continue;
     }
     ++failed[alloc];

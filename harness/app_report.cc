@@ -7,6 +7,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "campaign_setup.h"
 #include "report.h"
 #include "stats/bootstrap_seed.h"
 #include "stats/paired_effect.h"
@@ -200,7 +201,8 @@ void print_app_report(std::ostream& out, const Json& summary) {
     for (const Json& p : app["problems"]) out << "PROBLEM: " << p.get<std::string>() << "\n";
     return;
   }
-  out << app["blocks"] << " blocks, seed " << summary["seed"] << ", baseline " << base
+  out << app["blocks"] << " blocks, seed " << hex64(summary["seed"].get<std::uint64_t>())
+      << ", baseline " << base
       << (app.value("same_output", false) ? ", stdout compared across all samples" : "") << "\n"
       << "medians (IQR); RSS = peak of the whole process tree. speed = " << base
       << " wall / allocator wall, memory = " << base << " RSS / allocator RSS:\n> 1 = better than "

@@ -148,6 +148,24 @@ TEST(AppRealProgram, PeakRssIsOfTheWholeProcessTree) {
   EXPECT_GT(m["peak_rss_tree_bytes"].get<double>(), 80 * mib) << m.dump();
 }
 
+TEST(AppRealProgram, StdinAndCwdAreHonouredAndRecorded) {
+  ScratchDir dir("app-stdin");
+  std::string text;
+  for (int i = 3000; i > 0; --i) text += std::to_string(i * 7919 % 10007) + "\n";
+  std::ofstream(dir / "in.txt") << text;
+  // `sort -n` reads stdin; `-o sorted.txt` writes relative to --cwd.
+  const CommandResult r = hsbench({"app", "--allocators", "glibc", "--blocks", "2", "--warmup", "0",
+                                   "--stdin", dir / "in.txt", "--cwd", dir.path().string(), "--out",
+                                   dir / "raw.json", "--", "sort", "-n", "-o", "sorted.txt"});
+  ASSERT_EQ(r.exit_code, 0) << all_output(r);
+  const CommandResult expected = run_command({"sort", "-n", dir / "in.txt"});
+  EXPECT_EQ(read_file(dir / "sorted.txt"), expected.out);
+  const auto raw = read_json(dir / "raw.json");
+  EXPECT_EQ(raw["application"]["stdin"], dir / "in.txt");
+  EXPECT_EQ(raw["application"]["cwd"], std::filesystem::canonical(dir.path()).string());
+  for (const auto& s : raw["samples"]) EXPECT_EQ(s["status"], "ok") << s.dump();
+}
+
 TEST(AppPlantedSlow, SerializingAllocatorIsReportedSlowerThanGlibc) {
   ScratchDir dir("app-slow");
   const CommandResult r = hsbench({"app", "--allocators", "glibc,slow", "--allocator", kSlow,

@@ -32,7 +32,9 @@ struct OwnerCounter {
   HS_ALWAYS_INLINE void add(uint64_t n) { value += n; }
   // A volatile load (one aligned mov on x86-64): not an atomic builtin, which TSan would still
   // instrument inside the no_sanitize("thread") readers and report against the plain add.
-  uint64_t get() const { return *static_cast<const volatile uint64_t*>(&value); }
+  __attribute__((no_sanitize("thread"))) uint64_t get() const {
+    return *static_cast<const volatile uint64_t*>(&value);
+  }
 };
 
 struct HeapCounters {

@@ -8,6 +8,11 @@ using namespace heapscope;
 
 #define HS_EXPORT extern "C" __attribute__((visibility("default"))) HS_TEXT
 
+// Keeps override_thread.cc (the pthread_create wrapper) in every program that links malloc.
+extern "C" HS_INTERNAL const char heapscope_thread_wrapper_anchor;
+__attribute__((used)) static const char* const g_keep_thread_wrapper =
+    &heapscope_thread_wrapper_anchor;
+
 HS_EXPORT void* malloc(size_t size) { return malloc_impl(size); }
 HS_EXPORT void free(void* p) { free_impl(p); }
 HS_EXPORT void* calloc(size_t count, size_t size) { return hs_calloc(count, size); }

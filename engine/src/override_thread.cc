@@ -23,8 +23,9 @@ struct Trampoline {
 
 void* start_with_ordinal(void* raw) {
   Trampoline trampoline = *static_cast<Trampoline*>(raw);
-  free_impl(raw);
+  // Before anything allocates or frees on this thread: its heap takes the ordinal at birth.
   set_thread_creation_ordinal(trampoline.ordinal);
+  free_impl(raw);
   return trampoline.start(trampoline.arg);
 }
 
@@ -40,6 +41,11 @@ CreateFn real_create() {
 }
 
 }  // namespace
+
+// override_malloc.cc refers to this, so linking malloc from the static library also brings
+// in this file: std::thread calls pthread_create from inside libstdc++, which alone would not
+// pull the wrapper out of the archive.
+extern "C" HS_INTERNAL const char heapscope_thread_wrapper_anchor = 0;
 
 extern "C" __attribute__((visibility("default"))) int pthread_create(pthread_t* thread,
                                                                      const pthread_attr_t* attr,

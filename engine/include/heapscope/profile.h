@@ -118,7 +118,6 @@ typedef struct hs_prof_stats_s {
   uint64_t dropped_samples;      // samples not recorded, every cause
   uint64_t dropped_no_memory;    //   ... because the budget or the OS refused memory
   uint64_t dropped_empty_stack;  //   ... because no frame could be captured
-  uint64_t dropped_callback;     //   ... because a user profiler declined the sample
   uint64_t total_samples;        // samples recorded since the session started
 } hs_prof_stats_t;
 
@@ -215,7 +214,7 @@ typedef struct hs_profiler_sample_data_s {
 } hs_profiler_sample_data_t;
 
 // A sampled allocation. Return the next mean sample interval in bytes (0 keeps the current
-// one); set *keep = false to not track this sample (on_free will not be called for it).
+// one). The sample is tracked (on_free/on_realloc_inplace called for it) when on_free is set.
 typedef size_t (*hs_profiler_on_alloc_fn)(hs_profiler_t* profiler, hs_profiler_sample_data_t* data,
                                           void* ptr, size_t requested_size, size_t sample_interval,
                                           uint64_t bytes_since_last_sample, hs_heap_t* heap);

@@ -156,14 +156,13 @@ bool start_session(const Settings& s) {
     g_session.accum = s.accum;
     __atomic_store_n(&g_session.max_stack_depth, clamp_depth(s.depth), __ATOMIC_RELAXED);
     g_session.total_samples = 0;
-    g_session.dropped_no_memory = g_session.dropped_empty_stack = g_session.dropped_callback = 0;
+    g_session.dropped_no_memory = g_session.dropped_empty_stack = 0;
     g_session.stack_table_overflows = 0;
     g_session.live_samples = g_session.live_bytes = 0;
     g_session.accum_samples = g_session.accum_bytes = 0;
     g_session.live_objects_estimate = g_session.live_bytes_estimate = 0;
     g_memory.set_budget(s.max_bytes);
-    g_memory.share_budget(&g_bitmap_memory, &g_memory);
-    g_bitmap_memory.share_budget(&g_memory, &g_memory);
+    g_memory.share_budget(&g_bitmap_memory);
     if (s.exit_path_given) copy_exit_path(s.exit_path);
     if (s.exit_format_given) g_exit_format = s.exit_format;
     g_seed_for_generation.store(seed, std::memory_order_relaxed);
@@ -234,8 +233,7 @@ bool take_copy(Copy& copy, ProfileData& profile) {
     for_each_stack(copy_stack, &copy);
     profile.sample_interval = __atomic_load_n(&g_session.interval, __ATOMIC_RELAXED);
     profile.accum = g_session.accum;
-    profile.dropped_samples =
-        g_session.dropped_no_memory + g_session.dropped_empty_stack + g_session.dropped_callback;
+    profile.dropped_samples = g_session.dropped_no_memory + g_session.dropped_empty_stack;
     profile.stack_table_overflows = g_session.stack_table_overflows;
   }
   if (!copy.ok) return false;
@@ -364,14 +362,21 @@ using namespace heapscope::prof;
 
 extern "C" {
 
-HS_API bool hs_prof_start(size_t interval) { return hs_prof_start_seeded(interval, 0); }
-
-HS_API bool hs_prof_start_seeded(size_t interval, uint64_t seed) {
+namespace {
+Settings settings_for_start(size_t interval) {
   Settings s = settings_from_environment();
   if (interval != 0) s.interval = interval;  // an explicit interval ignores the environment
-  if (seed != 0) s.seed = seed;
-  s.exit_path_given = false;  // the exit dump settings were read at start-up
+  s.exit_path_given = false;                 // the exit dump settings were read at start-up
   s.exit_format_given = false;
+  return s;
+}
+}  // namespace
+
+HS_API bool hs_prof_start(size_t interval) { return start_session(settings_for_start(interval)); }
+
+HS_API bool hs_prof_start_seeded(size_t interval, uint64_t seed) {
+  Settings s = settings_for_start(interval);
+  s.seed = seed;  // explicit, even 0 (a random session seed), whatever the environment says
   return start_session(s);
 }
 
@@ -550,12 +555,12 @@ HS_API bool hs_prof_stats_get(hs_prof_stats_t* out) {
     s.live_objects_estimate = g_session.live_objects_estimate;
     s.live_bytes_estimate = g_session.live_bytes_estimate;
     s.unique_stacks = stack_count();
-    s.profiler_bytes = g_memory.committed() + g_bitmap_memory.committed();
+    // Bitmaps count while a page holds one (idle ones wait on a free list for reuse).
+    s.profiler_bytes = g_memory.committed() + g_bitmap_memory.in_use();
     s.max_bytes = g_memory.budget();
     s.dropped_no_memory = g_session.dropped_no_memory;
     s.dropped_empty_stack = g_session.dropped_empty_stack;
-    s.dropped_callback = g_session.dropped_callback;
-    s.dropped_samples = s.dropped_no_memory + s.dropped_empty_stack + s.dropped_callback;
+    s.dropped_samples = s.dropped_no_memory + s.dropped_empty_stack;
     s.total_samples = g_session.total_samples;
   }
   // Version 1 is the whole struct today; a later version writes only up to the caller's.

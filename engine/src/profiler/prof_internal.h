@@ -58,19 +58,17 @@ class ProfMemory {
   void release(void* p, size_t size);
   void release_everything();  // unmaps every chunk (session end)
   uint64_t committed() const { return committed_; }
+  uint64_t in_use() const { return in_use_; }  // bytes of objects handed out, not yet released
   void set_budget(uint64_t max_bytes) { budget_ = max_bytes; }
   uint64_t budget() const { return budget_; }
-  // Counts `partner`'s memory too, against `budget_source`'s budget (one budget, two pools).
-  void share_budget(const ProfMemory* partner, const ProfMemory* budget_source) {
-    partner_ = partner;
-    budget_source_ = budget_source;
-  }
+  // Also counts what `partner` has in use against this pool's budget (one budget, two pools).
+  void share_budget(const ProfMemory* partner) { partner_ = partner; }
 
  private:
   static constexpr size_t kMinClassShift = 5;   // 32 B
   static constexpr size_t kMaxClassShift = 12;  // 4 KiB
   static constexpr size_t kClasses = kMaxClassShift - kMinClassShift + 1;
-  static constexpr size_t kChunkSize = 64 * 1024;
+  static constexpr size_t kChunkSize = 16 * 1024;  // small: a small budget still holds a few
   struct FreeObject {
     FreeObject* next;
   };
@@ -79,9 +77,8 @@ class ProfMemory {
     size_t size;
   };
   bool within_budget(size_t more) const {
-    uint64_t budget = budget_source_ != nullptr ? budget_source_->budget_ : budget_;
-    uint64_t used = committed_ + (partner_ != nullptr ? partner_->committed_ : 0);
-    return budget == 0 || used + more <= budget;
+    uint64_t used = committed_ + (partner_ != nullptr ? partner_->in_use_ : 0);
+    return budget_ == 0 || used + more <= budget_;
   }
   void* map_chunk(size_t size);
 
@@ -91,8 +88,8 @@ class ProfMemory {
   Chunk* chunks_ = nullptr;  // every mapping, for release_everything
   uint64_t committed_ = 0;
   uint64_t budget_ = 0;
+  uint64_t in_use_ = 0;
   const ProfMemory* partner_ = nullptr;
-  const ProfMemory* budget_source_ = nullptr;
 };
 
 // ---- interned stacks --------------------------------------------------------------------------
@@ -132,7 +129,6 @@ struct Session {
   uint64_t total_samples = 0;
   uint64_t dropped_no_memory = 0;
   uint64_t dropped_empty_stack = 0;
-  uint64_t dropped_callback = 0;
   uint64_t stack_table_overflows = 0;
   uint64_t live_samples = 0, live_bytes = 0, accum_samples = 0, accum_bytes = 0;
   double live_objects_estimate = 0, live_bytes_estimate = 0;

@@ -25,25 +25,30 @@ void* ProfMemory::map_chunk(size_t size) {
 void* ProfMemory::allocate(size_t size) {
   if (size > (size_t{1} << kMaxClassShift)) {
     // Large (hash tables): a mapping of its own, unlinked from the chunk list on release.
-    return map_chunk(size);
+    void* large = map_chunk(size);
+    if (large != nullptr) in_use_ += size;
+    return large;
   }
   size_t shift = kMinClassShift;
   while ((size_t{1} << shift) < size) ++shift;
   size_t cls = shift - kMinClassShift;
+  size_t object_size = size_t{1} << shift;
   if (free_lists_[cls] != nullptr) {
     FreeObject* object = free_lists_[cls];
     free_lists_[cls] = object->next;
+    in_use_ += object_size;
     return object;
   }
-  size_t object_size = size_t{1} << shift;
   if (bump_[cls] == nullptr || bump_[cls] + object_size > bump_end_[cls]) {
-    void* chunk = map_chunk(kChunkSize - sizeof(Chunk) - 64);
+    size_t usable = kChunkSize - sizeof(Chunk);
+    void* chunk = map_chunk(usable);
     if (chunk == nullptr) return nullptr;
     bump_[cls] = static_cast<uint8_t*>(chunk);
-    bump_end_[cls] = bump_[cls] + (kChunkSize - sizeof(Chunk) - 64);
+    bump_end_[cls] = bump_[cls] + usable;
   }
   void* object = bump_[cls];
   bump_[cls] += object_size;
+  in_use_ += object_size;
   return object;
 }
 
@@ -55,6 +60,7 @@ void ProfMemory::release(void* p, size_t size) {
       if (*link == chunk) {
         *link = chunk->next;
         committed_ -= chunk->size;
+        in_use_ -= size;
         munmap(chunk, chunk->size);
         return;
       }
@@ -63,6 +69,7 @@ void ProfMemory::release(void* p, size_t size) {
   }
   size_t shift = kMinClassShift;
   while ((size_t{1} << shift) < size) ++shift;
+  in_use_ -= size_t{1} << shift;
   auto* object = static_cast<FreeObject*>(p);
   object->next = free_lists_[shift - kMinClassShift];
   free_lists_[shift - kMinClassShift] = object;
@@ -77,6 +84,7 @@ void ProfMemory::release_everything() {
   }
   chunks_ = nullptr;
   committed_ = 0;
+  in_use_ = 0;
   for (size_t i = 0; i < kClasses; ++i) {
     free_lists_[i] = nullptr;
     bump_[i] = bump_end_[i] = nullptr;

@@ -139,6 +139,11 @@ namespace {
 uint64_t* page_bitmap(Page* page) {
   uint64_t* bitmap = page->sample_bits.load(std::memory_order_acquire);
   if (bitmap != nullptr) return bitmap;
+  // The bitmaps share the session budget with records and stacks.
+  uint64_t budget = g_memory.budget();
+  if (budget != 0 && g_memory.committed() + g_bitmap_memory.in_use() + kBitmapBytes > budget) {
+    return nullptr;
+  }
   bitmap = static_cast<uint64_t*>(g_bitmap_memory.allocate(kBitmapBytes));
   if (bitmap == nullptr) return nullptr;
   for (size_t i = 0; i < kBitmapBytes / 8; ++i) bitmap[i] = 0;

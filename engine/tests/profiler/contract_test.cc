@@ -519,10 +519,9 @@ TEST_F(ProfContract, ProfilerBytesNeverExceedMaxBytesPageBitmapsIncluded) {
 // Page bitmaps outlive sessions (pages keep pointing at them). Whatever an earlier, unbudgeted
 // session left behind must not use up a later session's budget: a 256 KiB budget still
 // records samples after a session that sampled blocks on ~500 pages.
-// BUG (since efb6301, which counts g_bitmap_memory against max_bytes): bitmaps are never
-// unmapped (prof_page_release only puts them on a free list), so the ~300 KiB left by the first
-// session exceed the second session's whole budget and it records nothing (6000 drops).
-TEST_F(ProfContract, BUG_BudgetOfANewSessionUsedUpByAnEarlierSessionsBitmaps) {
+// Regression: idle bitmaps (on the free list) once counted against the budget, so the ~300 KiB
+// left by the first session exceeded the second session's whole budget (6000 drops).
+TEST_F(ProfContract, BudgetOfANewSessionIsNotUsedUpByAnEarlierSessionsBitmaps) {
   ASSERT_TRUE(hs_prof_start_seeded(65536, 81));
   std::vector<void*> blocks;
   for (int i = 0; i < 600; ++i) blocks.push_back(hs_malloc(128 * 1024));  // a page each

@@ -91,12 +91,10 @@ TEST(ProfProcess, SeedZeroGivesDifferentSamplesAndDistinctDrawnSeeds) {
 // of the overriding libraries (override_thread.cc), so the child links heapscope_static.
 // (Linked with heapscope_api, which overrides nothing, threads are numbered by first
 // allocation and this cannot hold.)
-// BUG: the child creates its threads with std::thread, whose pthread_create call is inside
-// libstdc++.so; the child's own objects never reference pthread_create, so the linker does not
-// pull override_thread.o out of libheapscope_static.a and the wrapper is absent (nm shows no
-// pthread_create in the executable). Linked with -Wl,--undefined=pthread_create the same
-// child gives identical output in every run.
-TEST(ProfProcess, BUG_SameSeedThreadSamplesDifferWithHeapscopeStaticAndStdThread) {
+// Regression: the child creates its threads with std::thread, whose pthread_create call is
+// inside libstdc++.so; the wrapper must come along with malloc from libheapscope_static.a
+// (override_malloc.cc anchors override_thread.cc), or streams follow first-allocation order.
+TEST(ProfProcess, SameSeedThreadSamplesMatchWithHeapscopeStaticAndStdThread) {
 #ifndef HS_PROF_CHILD_OVERRIDE
   GTEST_SKIP() << "no overriding child in a sanitizer build";
 #else

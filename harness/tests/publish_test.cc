@@ -301,8 +301,12 @@ TEST(publish, FullSizeCampaignIsFastAndSmall) {
       static_cast<double>(fs::file_size(raw)) / 1e6, seconds, cpu_seconds,
       static_cast<double>(bytes) / 1048576.0);
   EXPECT_LT(bytes, 5u * 1024 * 1024);
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  (void)cpu_seconds;  // hsbench is instrumented in this build: the target is for Release
+#else
   EXPECT_LT(cpu_seconds, 2.0);  // the target
-  EXPECT_LT(seconds, 10.0);     // wall: only a sanity bound on a shared machine
+#endif
+  EXPECT_LT(seconds, 10.0);  // wall: only a sanity bound on a shared machine
 
   const auto latest = nlohmann::json::parse(read_file(site / "latest.json"));
   const auto& run = latest["runs"][0];

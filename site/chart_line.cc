@@ -40,10 +40,10 @@ std::string line_chart(const LineChart& c) {
     svg.rect(from, top, left + plot_width - from, plot_height, "#f4e3c3", "shade");
     svg.text(left + plot_width - 4, top + 12, c.shade_label, "end", "note");
   }
-  const auto ticks = c.ratio_axis ? ratio_ticks(lo, hi) : linear_ticks(lo, hi, 4);
+  const auto ticks = c.ratio_axis ? ratio_ticks(y) : linear_ticks(lo, hi, 4);
   for (double t : ticks) {
     svg.line(left, y(t), left + plot_width, y(t), "#e3e3e3", "grid");
-    svg.text(left - 6, y(t) + 4, c.ratio_axis ? fixed(t, 2) : rate_si(t), "end", "tick");
+    svg.text(left - 6, y(t) + 4, c.ratio_axis ? ratio_tick(t) : rate_si(t), "end", "tick");
   }
   if (c.ratio_axis)
     svg.line(left, y(1), left + plot_width, y(1), kBaselineColor, "reference", 1.5, true);

@@ -39,9 +39,9 @@ std::string ratio_chart(const RatioChart& c) {
   const Scale y{lo, hi, top + plot_height, top, true};
 
   // Axis, grid and the 1.0 reference line.
-  for (double t : ratio_ticks(lo, hi)) {
+  for (double t : ratio_ticks(y)) {
     svg.line(left, y(t), left + plot_width, y(t), "#e3e3e3", "grid");
-    svg.text(left - 6, y(t) + 4, fixed(t, 2), "end", "tick");
+    svg.text(left - 6, y(t) + 4, ratio_tick(t), "end", "tick");
   }
   svg.line(left, top, left, top + plot_height, "#444", "axis");
   svg.line(left, y(1), left + plot_width, y(1), kBaselineColor, "reference", 1.5, true);

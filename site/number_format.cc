@@ -14,6 +14,8 @@ std::string fixed(double value, int digits) {
 
 std::string ratio(double value) { return fixed(value, 3); }
 
+std::string ratio_tick(double value) { return fixed(value, value >= 10 ? 0 : 2); }
+
 std::string rate_si(double v) {
   if (!std::isfinite(v)) return "n/a";
   if (v == 0) return "0";

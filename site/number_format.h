@@ -12,6 +12,9 @@ std::string fixed(double value, int digits);
 // Ratios such as paired effects: 3 decimals ("1.027").
 std::string ratio(double value);
 
+// Ratio axis labels: "0.67", "1.00", "2.00", "20".
+std::string ratio_tick(double value);
+
 // Operations per second with an SI prefix and 3 significant digits: "71.2 M".
 std::string rate_si(double ops_per_sec);
 

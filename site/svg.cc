@@ -1,5 +1,6 @@
 #include "svg.h"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 
@@ -131,12 +132,20 @@ std::vector<double> linear_ticks(double lo, double hi, int count) {
   return ticks;
 }
 
-std::vector<double> ratio_ticks(double lo, double hi) {
-  std::vector<double> ticks;
-  for (double t : {1.0 / 10, 1.0 / 5, 1.0 / 3, 1.0 / 2, 1.0 / 1.5, 1.0 / 1.25, 1.0 / 1.1, 1.0, 1.1,
-                   1.25, 1.5, 2.0, 3.0, 5.0, 10.0}) {
-    if (t >= lo * 0.999 && t <= hi * 1.001) ticks.push_back(t);
+std::vector<double> ratio_ticks(const Scale& scale, double min_gap) {
+  const double lo = std::min(scale.d0, scale.d1), hi = std::max(scale.d0, scale.d1);
+  std::vector<double> ticks{1.0};
+  for (int direction : {1, -1}) {
+    double last = scale(1.0);
+    for (double step : {1.1, 1.25, 1.5, 2.0, 3.0, 5.0, 10.0, 20.0, 50.0, 100.0}) {
+      const double t = direction > 0 ? step : 1 / step;
+      if (t < lo * 0.999 || t > hi * 1.001) continue;
+      if (std::fabs(scale(t) - last) < min_gap) continue;
+      ticks.push_back(t);
+      last = scale(t);
+    }
   }
+  std::sort(ticks.begin(), ticks.end());
   return ticks;
 }
 

@@ -53,8 +53,9 @@ struct Scale {
 // About `count` round tick values covering [lo, hi] (1, 2, 5 x 10^k steps).
 std::vector<double> linear_ticks(double lo, double hi, int count);
 
-// Ratio ticks for a log axis over [lo, hi]: 1.0 always, then 1.1, 1.25, 1.5, 2, 3, 5 ... and
-// their reciprocals, as many as fit.
-std::vector<double> ratio_ticks(double lo, double hi);
+// Ratio ticks for the log axis `scale`: 1.0 always, then outwards 1.1, 1.25, 1.5, 2, 3, 5,
+// 10 ... and their reciprocals, each kept only when at least `min_gap` pixels from the last
+// one kept, so wide ranges do not pile labels up.
+std::vector<double> ratio_ticks(const Scale& scale, double min_gap = 16);
 
 }  // namespace heapscope::site

@@ -132,7 +132,7 @@ HS_TEXT void* hs_expand(void* p, size_t new_size) {
 }
 
 // ---- first-class heaps -------------------------------------------------------------------------
-struct hs_heap_s {};  // opaque to callers; the pointer is an engine Heap
+// hs_heap_t stays an incomplete type: the handle is an engine Heap in disguise.
 
 static Heap* to_heap(hs_heap_t* heap) { return reinterpret_cast<Heap*>(heap); }
 

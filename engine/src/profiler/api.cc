@@ -360,8 +360,6 @@ __attribute__((destructor)) static void heapscope_profiler_at_exit() {
 using namespace heapscope;
 using namespace heapscope::prof;
 
-extern "C" {
-
 namespace {
 Settings settings_for_start(size_t interval) {
   Settings s = settings_from_environment();
@@ -371,6 +369,8 @@ Settings settings_for_start(size_t interval) {
   return s;
 }
 }  // namespace
+
+extern "C" {
 
 HS_API bool hs_prof_start(size_t interval) { return start_session(settings_for_start(interval)); }
 

@@ -16,13 +16,15 @@ cmake --build --preset release --target hsbench hs-workload heapscope heapscope_
 out=build/release/main-job
 mkdir -p "$out"
 hsbench=build/release/harness/hsbench
+# One raw run per invocation (hsbench run never overwrites a raw run), so the job can be run
+# again: each run joins history.jsonl and the site shows the newest with the history.
+run="$out/quick-$(date -u +%Y%m%dT%H%M%SZ)"
 "$hsbench" allocators
 "$hsbench" allocators --json > "$out/allocators.json"
-"$hsbench" run --campaign quick --out "$out/quick.raw.json" "$@"
-"$hsbench" report "$out/quick.raw.json" --summary-out "$out/quick.summary.json" \
-  | tee "$out/quick.report.txt"
-"$hsbench" publish "$out/quick.raw.json" --out "$out/site" --history "$out/history.jsonl"
+"$hsbench" run --campaign quick --out "$run.raw.json" "$@"
+"$hsbench" report "$run.raw.json" --summary-out "$run.summary.json" | tee "$run.report.txt"
+"$hsbench" publish "$run.raw.json" --out "$out/site" --history "$out/history.jsonl"
 "$hsbench" verify "$out/site"
-echo "main job: raw run, summary and report in $out/"
-echo "reproduce any sample: $hsbench reproduce $out/quick.raw.json <sample-id>"
+echo "main job: raw run, summary and report: $run.{raw.json,summary.json,report.txt}"
+echo "reproduce any sample: $hsbench reproduce $run.raw.json <sample-id>"
 echo "site: $out/site/index.html"

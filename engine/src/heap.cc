@@ -135,6 +135,9 @@ static Page* find_page(Heap* heap, size_t bin) {
       heap->remote_hint.exchange(false, std::memory_order_acquire)) {
     heap_collect_full(heap);
   }
+  if (HS_UNLIKELY(g_abandoned_freed_into.load(std::memory_order_relaxed))) {
+    reclaim_freed_into(heap->td);
+  }
   purge_due(heap->td, false);
   PageQueue* queue = &heap->queues[bin];
   Page* page = queue->first;
@@ -255,20 +258,6 @@ static void free_remote(Page* page, Block* block) {
   }
 }
 
-// Frees into pages of exited threads accumulate in those pages' thread_free lists, where no
-// owner will ever collect them. After a few MiB of them, the freeing thread adopts the
-// abandoned segments itself, so memory freed after a thread exits still returns to the OS.
-static void note_abandoned_free(size_t block_size) {
-  static std::atomic<uint64_t> freed_into_abandoned{0};
-  constexpr uint64_t kReclaimTrigger = 4 * 1024 * 1024;
-  uint64_t total =
-      freed_into_abandoned.fetch_add(block_size, std::memory_order_relaxed) + block_size;
-  if (total < kReclaimTrigger) return;
-  freed_into_abandoned.store(0, std::memory_order_relaxed);
-  Heap* heap = thread_heap_init();
-  if (heap != nullptr) reclaim_all_abandoned(heap->td);
-}
-
 static bool block_in_list(const Block* list, const Block* block) {
   for (; list != nullptr; list = list->next) {
     if (list == block) return true;
@@ -309,7 +298,11 @@ void free_generic(Page* page, void* p) {
   count_free(page->block_size);
   if (!owner) {
     free_remote(page, block);
-    if (page->owner_tid.load(std::memory_order_relaxed) == 0) note_abandoned_free(page->block_size);
+    if (page->owner_tid.load(std::memory_order_relaxed) == 0) {
+      // Normal (not huge) pages live in their segment's header, so the segment is an align-down.
+      reclaim_segment_on_free(
+          reinterpret_cast<Segment*>(reinterpret_cast<uintptr_t>(page) & ~kSegmentMask));
+    }
     return;
   }
   Heap* heap = page->heap;

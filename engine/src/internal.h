@@ -105,8 +105,10 @@ struct Segment {
   size_t mapped_size;
   void* mapping;      // start of the OS mapping (== this, except for over-aligned huge blocks)
   ThreadData* owner;  // nullptr when abandoned
-  Segment* next;
+  Segment* next;      // owner's segment list, or the abandoned list (under its lock)
   Segment* prev;
+  bool abandoned;          // on the abandoned list (guarded by the abandoned-list lock)
+  bool freed_into;         // abandoned, and freed into by a thread that could not adopt it
   uint64_t free_slices;    // bit i: slice i belongs to no page
   uint64_t dirty_slices;   // free slices that may still be resident (to purge)
   int64_t purge_deadline;  // when dirty_slices should be purged (ms), 0 when none pending
@@ -227,6 +229,9 @@ void registry_add(Heap* heap);
 void registry_remove(Heap* heap);
 Segment* reclaim_abandoned(ThreadData* td, size_t slices_wanted);
 void reclaim_all_abandoned(ThreadData* td);
+void reclaim_segment_on_free(Segment* segment);
+extern std::atomic<bool> g_abandoned_freed_into;  // some abandoned segment has freed_into set
+void reclaim_freed_into(ThreadData* td);
 
 // ---- huge.cc -----------------------------------------------------------------------------------
 void* huge_alloc(Heap* heap, size_t size, size_t alignment, bool zero);

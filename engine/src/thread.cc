@@ -12,6 +12,9 @@ Page g_empty_page;
 constinit Heap g_empty_heap;
 __thread Heap* tls_heap __attribute__((tls_model("initial-exec"))) = &g_empty_heap;
 static __thread uint64_t t_creation_ordinal __attribute__((tls_model("initial-exec"))) = 0;
+// Set once this thread's heap is torn down: frees from later destructors must not build a new
+// heap that nothing would tear down again.
+static __thread bool t_heap_torn_down __attribute__((tls_model("initial-exec"))) = false;
 
 void set_thread_creation_ordinal(uint64_t ordinal) { t_creation_ordinal = ordinal; }
 
@@ -188,6 +191,27 @@ Heap* thread_heap_init() {
 }
 
 // ---- abandon and reclaim -----------------------------------------------------------------------
+// The abandoned list is doubly linked (through next/prev, free while no thread owns the
+// segment) so a free can take out the one segment it touched; callers hold g_abandoned_lock.
+static void abandoned_push(Segment* segment) {
+  segment->prev = nullptr;
+  segment->next = g_abandoned;
+  if (g_abandoned != nullptr) g_abandoned->prev = segment;
+  segment->abandoned = true;
+  __atomic_store_n(&g_abandoned, segment, __ATOMIC_RELAXED);
+}
+static void abandoned_unlink(Segment* segment) {
+  if (segment->prev != nullptr) {
+    segment->prev->next = segment->next;
+  } else {
+    __atomic_store_n(&g_abandoned, segment->next, __ATOMIC_RELAXED);
+  }
+  if (segment->next != nullptr) segment->next->prev = segment->prev;
+  segment->next = segment->prev = nullptr;
+  segment->abandoned = false;
+  __atomic_store_n(&segment->freed_into, false, __ATOMIC_RELAXED);
+}
+
 static void abandon_segments(ThreadData* td) {
   segments_unmap_if_empty(td);
   Segment* segment = td->segments;
@@ -204,8 +228,7 @@ static void abandon_segments(ThreadData* td) {
     }
     segment->owner = nullptr;
     spin_lock(g_abandoned_lock);
-    segment->next = g_abandoned;
-    __atomic_store_n(&g_abandoned, segment, __ATOMIC_RELAXED);
+    abandoned_push(segment);
     spin_unlock(g_abandoned_lock);
     g_counters.abandoned_segments.fetch_add(1, std::memory_order_relaxed);
     segment = next;
@@ -216,12 +239,9 @@ static Segment* pop_abandoned() {
   if (__atomic_load_n(&g_abandoned, __ATOMIC_RELAXED) == nullptr) return nullptr;
   spin_lock(g_abandoned_lock);
   Segment* segment = g_abandoned;
-  if (segment != nullptr) __atomic_store_n(&g_abandoned, segment->next, __ATOMIC_RELAXED);
+  if (segment != nullptr) abandoned_unlink(segment);
   spin_unlock(g_abandoned_lock);
-  if (segment != nullptr) {
-    segment->next = nullptr;
-    g_counters.abandoned_segments.fetch_sub(1, std::memory_order_relaxed);
-  }
+  if (segment != nullptr) g_counters.abandoned_segments.fetch_sub(1, std::memory_order_relaxed);
   return segment;
 }
 
@@ -254,6 +274,57 @@ Segment* reclaim_abandoned(ThreadData* td, size_t slices_wanted) {
   return nullptr;
 }
 
+// A free into a page of an exited thread: nobody would ever collect it, so the freeing thread
+// takes the whole segment over now (its empty pages go back to the OS on the usual delay, its
+// live pages join this thread's heap). Losing the race to another reclaimer is harmless.
+void reclaim_segment_on_free(Segment* segment) {
+  if (!__atomic_load_n(&segment->abandoned, __ATOMIC_RELAXED)) return;
+  if (t_heap_torn_down) {
+    // A destructor running after this thread's heap is gone (glibc frees its own per-thread
+    // data here): leave the segment to the next live thread that takes its slow path.
+    __atomic_store_n(&segment->freed_into, true, __ATOMIC_RELAXED);
+    g_abandoned_freed_into.store(true, std::memory_order_release);
+    return;
+  }
+  Heap* heap = thread_heap_init();
+  if (heap == nullptr) return;
+  spin_lock(g_abandoned_lock);
+  bool taken = segment->abandoned;
+  if (taken) abandoned_unlink(segment);
+  spin_unlock(g_abandoned_lock);
+  if (!taken) return;
+  g_counters.abandoned_segments.fetch_sub(1, std::memory_order_relaxed);
+  adopt_segment(heap->td, segment);
+  if (segment_is_empty(segment)) segments_unmap_if_empty(heap->td);
+}
+
+std::atomic<bool> g_abandoned_freed_into{false};
+
+void reclaim_freed_into(ThreadData* td) {
+  if (!g_abandoned_freed_into.exchange(false, std::memory_order_acquire)) return;
+  Segment* taken = nullptr;
+  spin_lock(g_abandoned_lock);
+  Segment* segment = g_abandoned;
+  while (segment != nullptr) {
+    Segment* next = segment->next;
+    if (__atomic_load_n(&segment->freed_into, __ATOMIC_RELAXED)) {
+      abandoned_unlink(segment);
+      segment->next = taken;
+      taken = segment;
+    }
+    segment = next;
+  }
+  spin_unlock(g_abandoned_lock);
+  while (taken != nullptr) {
+    Segment* next = taken->next;
+    taken->next = nullptr;
+    g_counters.abandoned_segments.fetch_sub(1, std::memory_order_relaxed);
+    adopt_segment(td, taken);
+    taken = next;
+  }
+  segments_unmap_if_empty(td);
+}
+
 void reclaim_all_abandoned(ThreadData* td) {
   while (Segment* segment = pop_abandoned()) adopt_segment(td, segment);
   segments_unmap_if_empty(td);
@@ -280,6 +351,7 @@ void thread_done(void* value) {
   // Frees after this point (later destructors) take the remote path into abandoned pages;
   // a later malloc builds a fresh heap and re-arms the exit key.
   tls_heap = &g_empty_heap;
+  t_heap_torn_down = true;
   heap_struct_free(heap);
 }
 

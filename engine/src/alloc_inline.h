@@ -109,9 +109,12 @@ HS_ALWAYS_INLINE void free_impl(void* p) {
     Heap* heap = page->heap;
     heap->counters.free_count.add(1);
     heap->counters.freed_total.add(page->block_size);
-    // A page alone in its queue is kept when it empties (page_retire would decide the
-    // same): checking that here saves the call in the malloc/free ping-pong pattern.
-    if (HS_UNLIKELY(--page->used == 0) && (page->next != nullptr || page->prev != nullptr)) {
+    // A small or medium page alone in its queue is kept when it empties (page_retire would
+    // decide the same): checking that here saves the call in the malloc/free ping-pong
+    // pattern. A large page (one block of up to 2 MiB) always goes to page_retire, which
+    // schedules the purge round that returns it if it stays empty.
+    if (HS_UNLIKELY(--page->used == 0) &&
+        (page->next != nullptr || page->prev != nullptr || page->reserved == 1)) {
       page_retire(heap, page);
     }
     return;

@@ -91,8 +91,15 @@ static bool mark_full(Heap* heap, Page* page) {
 void page_retire(Heap* heap, Page* page) {
   PageQueue* queue = &heap->queues[page->bin];
   // Keep the last page of a class: a program freeing and reallocating one block must not
-  // map and unmap a page each time.
-  if (queue->first == page && queue->last == page) return;
+  // map and unmap a page each time. The next purge round frees it if it is still empty.
+  if (queue->first == page && queue->last == page) {
+    // A loop that mallocs and frees one block never reaches the allocation slow path, so due
+    // purges are run from here too (the clock is read once per 16 such frees).
+    ThreadData* td = heap->td;
+    purge_schedule(td);
+    if ((++td->kept_page_frees & 15) == 0) purge_due(td, false);
+    return;
+  }
   queue_remove(heap, page);
   span_free(heap->td, page);
 }
@@ -352,6 +359,18 @@ static void for_each_page(Heap* heap, Fn&& fn) {
       fn(page);
       page = next;
     }
+  }
+}
+
+// The page page_retire kept for a class stays only while the class is in use: at a purge
+// round an empty one goes back to its segment (reused without faults until it is purged).
+void heap_release_idle_pages(Heap* heap) {
+  for (size_t bin = 1; bin < kBinCount; ++bin) {
+    Page* page = heap->queues[bin].first;
+    if (page == nullptr || page != heap->queues[bin].last || page->used != 0) continue;
+    if (page->thread_free.load(std::memory_order_relaxed) != nullptr) continue;
+    queue_remove(heap, page);
+    span_free(heap->td, page);
   }
 }
 

@@ -111,7 +111,10 @@ struct Segment {
   bool freed_into;         // abandoned, and freed into by a thread that could not adopt it
   uint64_t free_slices;    // bit i: slice i belongs to no page
   uint64_t dirty_slices;   // free slices that may still be resident (to purge)
-  int64_t purge_deadline;  // when dirty_slices should be purged (ms), 0 when none pending
+  uint64_t young_slices;   // dirty slices freed after purge_deadline was set: wait a round more
+  uint64_t purged_slices;  // free slices purged since they were last used (reuse refaults)
+  int64_t purge_deadline;  // when the old dirty slices should be purged (ms), 0 when none
+  int64_t last_purge_ms;   // when slices of this segment were last purged
   Page pages[kSlicesPerSegment];
 };
 static_assert(sizeof(Segment) <= kSliceSize * kHeaderSlices);
@@ -165,6 +168,13 @@ struct ThreadData {
   Heap* default_heap;
   Segment* segments;  // every segment this thread owns
   int64_t purge_deadline;
+  // Adaptive purge delay (segment.cc): doubles, up to purge_delay_max, when memory purged
+  // recently is taken again (purging it only cost a madvise and the page faults); halves
+  // back toward purge_delay after a purge round with no such refault.
+  int64_t purge_delay_ms;    // 0: the option's value
+  bool refaulted;            // purged memory was reused since the last purge round
+  bool in_purge;             // purge_due is running (it frees pages, which would re-enter it)
+  uint32_t kept_page_frees;  // page_retire kept a class's last page: look at the clock every 16
   Heap* user_heaps;
   uint64_t ordinal;              // creation order of the thread (profiler seeding)
   uint64_t prof_rng;             // the thread's sampling stream (splitmix64 state)
@@ -196,6 +206,7 @@ bool segment_has_run(const Segment* segment, size_t slices);
 void segment_map_set(const Segment* segment, size_t mapped_size, bool present);
 Segment* segment_of_slow(const void* p);  // nullptr if not ours
 void purge_due(ThreadData* td, bool force);
+void purge_schedule(ThreadData* td);  // make sure a purge round comes after the delay
 void segment_release(ThreadData* td, Segment* segment);
 
 // ---- page.cc -----------------------------------------------------------------------------------
@@ -215,6 +226,7 @@ void free_generic(Page* page, void* p);
 void page_retire(Heap* heap, Page* page);
 void heap_init(Heap* heap, ThreadData* td, bool is_default);
 void heap_adopt_page(Heap* heap, Page* page);  // put a reclaimed page into heap's queues
+void heap_release_idle_pages(Heap* heap);      // the kept last page of a class, if empty
 void heap_release_all(Heap* heap);             // collect everything; free empty pages
 
 // ---- thread.cc ---------------------------------------------------------------------------------

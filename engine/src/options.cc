@@ -21,11 +21,13 @@ constexpr OptionRow kOptions[hs_option_count_] = {
     {"purge_delay", 10, "milliseconds before free memory is returned to the OS (-1: never)"},
     {"huge_cache_bytes", 64L << 20, "bytes of freed huge mappings kept for reuse"},
     {"check_frees", HS_DEBUG, "abort on double, invalid or foreign frees"},
+    {"purge_delay_max", 250,
+     "ceiling (ms) the purge delay may grow to while purged memory keeps being reused"},
 };
 
 std::atomic<long> g_values[hs_option_count_] = {
     kOptions[0].default_value, kOptions[1].default_value, kOptions[2].default_value,
-    kOptions[3].default_value, kOptions[4].default_value,
+    kOptions[3].default_value, kOptions[4].default_value, kOptions[5].default_value,
 };
 
 // Parses a decimal integer with an optional sign, or yes/no words; false if malformed.

@@ -89,10 +89,35 @@ static void segment_unmap(Segment* segment) {
   os::unmap(segment->mapping, segment->mapped_size);
 }
 
-static Page* span_take(Segment* segment, size_t first, size_t count) {
+// The delay this thread waits before purging free slices: the option, raised while purged
+// memory keeps being reused (see ThreadData::purge_delay_ms).
+static int64_t purge_delay_of(const ThreadData* td) {
+  int64_t base = option(hs_option_purge_delay);
+  if (base <= 0) return base;  // 0: at once, < 0: never; neither adapts
+  int64_t ceiling = option(hs_option_purge_delay_max);
+  if (ceiling < base) ceiling = base;
+  int64_t delay = td->purge_delay_ms;
+  return delay < base ? base : (delay > ceiling ? ceiling : delay);
+}
+
+// Slices purged a moment ago are wanted again: the purge was premature, so wait longer.
+static void note_refault(ThreadData* td, const Segment* segment) {
+  int64_t delay = purge_delay_of(td);
+  if (delay <= 0) return;
+  if (os::now_ms() - segment->last_purge_ms > 2 * delay) return;
+  td->purge_delay_ms = 2 * delay;
+  td->refaulted = true;
+}
+
+static Page* span_take(ThreadData* td, Segment* segment, size_t first, size_t count) {
   uint64_t bits = slice_bits(first, count);
   uint64_t fresh = bits & ~segment->dirty_slices;  // purged or never touched: counts anew
   note_committed(__builtin_popcountll(fresh) * kSliceSize);
+  if (HS_UNLIKELY((bits & segment->purged_slices) != 0)) {
+    note_refault(td, segment);
+    segment->purged_slices &= ~bits;
+  }
+  segment->young_slices &= ~bits;
   segment->free_slices &= ~bits;
   segment->dirty_slices &= ~bits;
   Page* page = &segment->pages[first];
@@ -114,19 +139,19 @@ Page* span_alloc(ThreadData* td, size_t slices) {
     uint64_t dirty = s->free_slices & s->dirty_slices;
     if (dirty == 0) continue;
     int first = find_run(dirty, slices);
-    if (first >= 0) return span_take(s, static_cast<size_t>(first), slices);
+    if (first >= 0) return span_take(td, s, static_cast<size_t>(first), slices);
   }
   for (Segment* s = td->segments; s != nullptr; s = s->next) {
     if (s->free_slices == 0) continue;
     int first = find_run(s->free_slices, slices);
-    if (first >= 0) return span_take(s, static_cast<size_t>(first), slices);
+    if (first >= 0) return span_take(td, s, static_cast<size_t>(first), slices);
   }
   Segment* segment = reclaim_abandoned(td, slices);
   if (segment == nullptr) segment = segment_new(td);
   if (segment == nullptr) return nullptr;
   int first = find_run(segment->free_slices, slices);
   if (first < 0) return nullptr;  // reclaim guarantees room; defensive
-  return span_take(segment, static_cast<size_t>(first), slices);
+  return span_take(td, segment, static_cast<size_t>(first), slices);
 }
 
 void span_free(ThreadData* td, Page* page, bool allow_release) {
@@ -158,11 +183,19 @@ void span_free(ThreadData* td, Page* page, bool allow_release) {
   segment->dirty_slices |= bits;
   g_counters.pages.fetch_sub(1, std::memory_order_relaxed);
 
-  long delay = option(hs_option_purge_delay);
+  // Slices freed while the segment already waits for a deadline are "young": that deadline
+  // passes them over once, so every span stays resident for at least the delay.
+  int64_t delay = purge_delay_of(td);
   if (delay >= 0) {
-    int64_t deadline = os::now_ms() + delay;
-    if (segment->purge_deadline == 0) segment->purge_deadline = deadline;
-    if (td->purge_deadline == 0 || deadline < td->purge_deadline) td->purge_deadline = deadline;
+    if (segment->purge_deadline == 0) {
+      segment->purge_deadline = os::now_ms() + delay;
+      segment->young_slices &= ~bits;
+    } else {
+      segment->young_slices |= bits;
+    }
+    if (td->purge_deadline == 0 || segment->purge_deadline < td->purge_deadline) {
+      td->purge_deadline = segment->purge_deadline;
+    }
   }
   if (allow_release && segment_is_empty(segment)) segment_release(td, segment);
   purge_due(td, delay == 0);
@@ -180,41 +213,83 @@ void segment_release(ThreadData* td, Segment* segment) {
   segment_unmap(segment);
 }
 
-static void segment_purge(Segment* segment) {
-  uint64_t dirty = segment->dirty_slices;
-  g_counters.committed_bytes.fetch_sub(__builtin_popcountll(dirty) * kSliceSize,
+// Returns the given dirty slices of a segment to the OS. Only purges made on the delay are
+// remembered for refault detection: a forced one (hs_collect, thread exit) says nothing
+// about whether the delay was too short.
+static void purge_slices(Segment* segment, uint64_t slices, int64_t now, bool on_delay) {
+  g_counters.committed_bytes.fetch_sub(__builtin_popcountll(slices) * kSliceSize,
                                        std::memory_order_relaxed);
-  g_counters.purged_bytes.fetch_add(__builtin_popcountll(dirty) * kSliceSize,
+  g_counters.purged_bytes.fetch_add(__builtin_popcountll(slices) * kSliceSize,
                                     std::memory_order_relaxed);
-  while (dirty != 0) {
-    size_t first = static_cast<size_t>(__builtin_ctzll(dirty));
-    uint64_t rest = dirty >> first;
+  segment->dirty_slices &= ~slices;
+  segment->young_slices &= ~slices;
+  if (on_delay) {
+    segment->purged_slices |= slices;
+    segment->last_purge_ms = now;
+  }
+  while (slices != 0) {
+    size_t first = static_cast<size_t>(__builtin_ctzll(slices));
+    uint64_t rest = slices >> first;
     size_t count = ~rest == 0 ? 64 - first : static_cast<size_t>(__builtin_ctzll(~rest));
     os::purge(reinterpret_cast<uint8_t*>(segment) + first * kSliceSize, count * kSliceSize);
-    dirty &= ~slice_bits(first, count);
+    slices &= ~slice_bits(first, count);
   }
-  segment->dirty_slices = 0;
+}
+
+static void segment_purge(Segment* segment) {
+  if (segment->dirty_slices != 0) purge_slices(segment, segment->dirty_slices, 0, false);
   segment->purge_deadline = 0;
+}
+
+void purge_schedule(ThreadData* td) {
+  if (td->purge_deadline != 0) return;
+  int64_t delay = purge_delay_of(td);
+  if (delay >= 0) td->purge_deadline = os::now_ms() + delay;
 }
 
 void purge_due(ThreadData* td, bool force) {
   if (!force && td->purge_deadline == 0) return;
+  if (td->in_purge) return;
   int64_t now = os::now_ms();
   if (!force && now < td->purge_deadline) return;
-  int64_t next = 0;
-  Segment* s = td->segments;
-  while (s != nullptr) {
-    Segment* following = s->next;
-    if (s->dirty_slices != 0) {
-      if (force || s->purge_deadline <= now) {
-        segment_purge(s);
-      } else if (next == 0 || s->purge_deadline < next) {
-        next = s->purge_deadline;
-      }
+  td->in_purge = true;
+  if (!force) {
+    heap_release_idle_pages(td->default_heap);
+    for (Heap* heap = td->user_heaps; heap != nullptr; heap = heap->user_next) {
+      heap_release_idle_pages(heap);
     }
-    s = following;
+  }
+  int64_t delay = purge_delay_of(td);
+  int64_t next = 0;
+  bool purged = false;
+  for (Segment* s = td->segments; s != nullptr; s = s->next) {
+    if (s->dirty_slices == 0) {
+      s->purge_deadline = 0;
+      continue;
+    }
+    if (force) {
+      segment_purge(s);
+      continue;
+    }
+    if (s->purge_deadline <= now) {
+      uint64_t old = s->dirty_slices & ~s->young_slices;
+      if (old != 0) {
+        purge_slices(s, old, now, true);
+        purged = true;
+      }
+      s->young_slices = 0;  // the rest now waits one full delay
+      s->purge_deadline = s->dirty_slices != 0 ? now + (delay > 0 ? delay : 0) : 0;
+    }
+    if (s->purge_deadline != 0 && (next == 0 || s->purge_deadline < next)) {
+      next = s->purge_deadline;
+    }
   }
   td->purge_deadline = next;
+  if (purged) {
+    if (!td->refaulted && delay > 0) td->purge_delay_ms = delay / 2;
+    td->refaulted = false;
+  }
+  td->in_purge = false;
   huge_cache_trim(force);
 }
 

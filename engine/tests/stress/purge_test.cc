@@ -161,4 +161,54 @@ TEST(ReturnToOs, FreesFromALateDestructorAreReclaimedByALiveThread) {
       << "a segment freed into after its owner's heap was torn down stayed abandoned";
 }
 
+// Purged memory that is wanted again a moment later costs a madvise and a page fault per
+// page for nothing. A thread whose purged slices keep being reused lets its purge delay grow
+// (up to purge_delay_max), and the delay falls back once purges stop being undone.
+// Eight large size classes used in turn, 5 ms apart: each class's span lies idle for ~40 ms
+// between uses, long enough for a 10 ms delay to purge it and fault it in again next time.
+size_t purged_by_rotating_buffers(int rounds) {
+  const uint64_t purged_before = hs_test::stats_now().purged_bytes;
+  for (int i = 0; i < rounds; ++i) {
+    const size_t size = 1 * kMiB + static_cast<size_t>(i % 8) * 128 * kKiB;
+    for (int j = 0; j < 16; ++j) {  // a burst on one class runs the purges that are due
+      void* p = hs_malloc(size);
+      if (p == nullptr) std::abort();
+      std::memset(p, 7, size);
+      hs_free(p);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return static_cast<size_t>(hs_test::stats_now().purged_bytes - purged_before);
+}
+
+TEST(ReturnToOs, PurgeDelayGrowsWhilePurgedMemoryIsReusedAndMemoryStillReturns) {
+  if (hs_test::kSanitized) GTEST_SKIP() << "the sanitizer allocator replaces ours";
+  if (std::getenv("HEAPSCOPE_PURGE_DELAY") != nullptr) GTEST_SKIP() << "wants default delays";
+  constexpr int kRounds = 192;
+  // Positive control: with the ceiling at the base delay nothing adapts, and round after
+  // round a span is purged that a later round faults in again.
+  const long ceiling = hs_option_get(hs_option_purge_delay_max);
+  hs_option_set(hs_option_purge_delay_max, hs_option_get(hs_option_purge_delay));
+  const size_t fixed = purged_by_rotating_buffers(kRounds);
+  hs_option_set(hs_option_purge_delay_max, ceiling);
+  hs_collect(1);
+  const size_t adaptive = purged_by_rotating_buffers(kRounds);
+  std::printf("purged over %d rounds: fixed delay %zu MiB, adaptive %zu MiB\n", kRounds,
+              fixed / kMiB, adaptive / kMiB);
+  EXPECT_GE(fixed, 16 * kMiB) << "the control should purge and fault in again, round after round";
+  EXPECT_LE(adaptive, fixed / 3) << "the delay did not grow under refaults";
+  // Once the churn stops, the free megabytes still go back within about a second.
+  const uint64_t committed_idle = hs_test::stats_now().committed_bytes;
+  const auto t0 = std::chrono::steady_clock::now();
+  uint64_t committed = committed_idle;
+  while (std::chrono::steady_clock::now() - t0 < std::chrono::seconds(2)) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    for (int j = 0; j < 32; ++j) hs_free(hs_malloc(200 * kKiB));  // a running program's work
+    committed = hs_test::stats_now().committed_bytes;
+    if (committed + 1 * kMiB <= committed_idle) break;
+  }
+  EXPECT_LE(committed + 1 * kMiB, committed_idle)
+      << "the free megabyte was not purged within 2 s after the churn stopped";
+}
+
 }  // namespace

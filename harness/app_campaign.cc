@@ -1,6 +1,5 @@
 #include "app_campaign.h"
 
-#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
@@ -8,13 +7,12 @@
 #include <iostream>
 #include <map>
 
-#include "allocator_json.h"
 #include "app_sample_runner.h"
 #include "block_order.h"
 #include "campaign_setup.h"
 #include "engine_libraries.h"
-#include "host_info.h"
 #include "program_file.h"
+#include "raw_run_header.h"
 
 namespace heapscope::harness {
 namespace {
@@ -52,10 +50,6 @@ std::string path_of(const std::vector<std::string>& env) {
     if (e.rfind("PATH=", 0) == 0) return e.substr(5);
   }
   return "/usr/bin:/bin";
-}
-
-bool contains(const std::vector<std::string>& v, const std::string& s) {
-  return std::find(v.begin(), v.end(), s) != v.end();
 }
 
 AppRunRequest request_for(const AppCampaign& c, const AllocatorInfo& info) {
@@ -125,42 +119,21 @@ AppCampaign prepare_app_campaign(AppSpec spec) {
   if (c.active.empty() && !c.probe.blocked) {
     throw CampaignError("no allocator of the selection is available");
   }
-  if (!spec.baseline.empty()) {
-    if (!contains(c.active, spec.baseline)) {
-      throw CampaignError("baseline '" + spec.baseline + "' is not an available allocator here");
-    }
-    c.baseline = spec.baseline;
-  } else if (contains(c.active, "glibc")) {
-    c.baseline = "glibc";
-  } else if (!c.active.empty()) {
-    c.baseline = c.active.front();
-  }
+  c.baseline = choose_baseline(spec.baseline, c.active, {"glibc"}, "here");
   c.spec = std::move(spec);
   return c;
 }
 
 Json new_app_raw_run(const AppCampaign& c) {
-  Json allocators = Json::array();
-  for (const AllocatorInfo& a : c.allocators) allocators.push_back(allocator_to_json(a));
-  return Json{{"schema", kRawRunSchema},
-              {"schema_version", kRawRunSchemaVersion},
-              {"tool", {{"name", "hsbench"}, {"engine_version", engine_libraries().version}}},
-              {"created", utc_now()},
-              {"complete", false},
-              {"campaign", campaign_to_json(app_campaign_spec(c.spec, c.seed, c.baseline))},
-              {"seed", c.seed},
-              {"seed_hex", hex64(c.seed)},
-              {"baseline", c.baseline},
-              {"active_allocators", c.active},
-              {"workload_program", c.executable},
-              {"block_order_method", kBlockOrderMethod},
-              {"hosts", Json::array({host_info()})},
-              {"allocators", allocators},
-              {"calibration", Json::array()},
-              {"orders", Json::array()},
-              {"samples", Json::array()},
-              {"application",
-               application_json(c.spec, c.executable, c.base_env, app_probe_to_json(c.probe))}};
+  Json raw = new_raw_run_header({.campaign = app_campaign_spec(c.spec, c.seed, c.baseline),
+                                 .seed = c.seed,
+                                 .baseline = c.baseline,
+                                 .active = c.active,
+                                 .workload_program = c.executable,
+                                 .allocators = c.allocators});
+  raw["application"] =
+      application_json(c.spec, c.executable, c.base_env, app_probe_to_json(c.probe));
+  return raw;
 }
 
 AppExecResult run_app_campaign(const AppCampaign& c, Json& raw, RawRunWriter& writer) {

@@ -7,7 +7,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "campaign_setup.h"
+#include "raw_run_header.h"
 #include "report.h"
 #include "stats/bootstrap_seed.h"
 #include "stats/paired_effect.h"

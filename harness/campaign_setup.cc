@@ -1,15 +1,11 @@
 #include "campaign_setup.h"
 
 #include <algorithm>
-#include <chrono>
-#include <ctime>
 #include <filesystem>
 #include <iostream>
 #include <random>
 
-#include "allocator_json.h"
-#include "block_order.h"
-#include "host_info.h"
+#include "raw_run_header.h"
 #include "workload_program.h"
 
 namespace heapscope::harness {
@@ -31,19 +27,19 @@ std::uint64_t fresh_seed() {
   return (static_cast<std::uint64_t>(rd()) << 32) ^ rd();
 }
 
-std::string utc_now() {
-  const std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
-
-std::string hex64(std::uint64_t v) {
-  char buf[19];
-  std::snprintf(buf, sizeof buf, "0x%016llx", static_cast<unsigned long long>(v));
-  return buf;
+std::string choose_baseline(const std::string& requested, const std::vector<std::string>& active,
+                            std::initializer_list<const char*> preferred,
+                            const std::string& scope) {
+  if (!requested.empty()) {
+    if (!contains(active, requested)) {
+      throw CampaignError("baseline '" + requested + "' is not an available allocator " + scope);
+    }
+    return requested;
+  }
+  for (const char* id : preferred) {
+    if (contains(active, id)) return id;
+  }
+  return active.empty() ? std::string() : active.front();
 }
 
 const AllocatorInfo* ResolvedCampaign::allocator(const std::string& id) const {
@@ -93,43 +89,18 @@ ResolvedCampaign resolve_campaign(CampaignSpec spec) {
   }
   if (c.active.empty()) throw CampaignError("no allocator of the campaign is available");
 
-  if (!spec.baseline.empty()) {
-    if (!contains(c.active, spec.baseline)) {
-      throw CampaignError("baseline '" + spec.baseline +
-                          "' is not an available allocator of this campaign");
-    }
-    c.baseline = spec.baseline;
-  } else if (contains(c.active, "mimalloc")) {
-    c.baseline = "mimalloc";
-  } else if (contains(c.active, "glibc")) {
-    c.baseline = "glibc";
-  } else {
-    c.baseline = c.active.front();
-  }
+  c.baseline = choose_baseline(spec.baseline, c.active, {"mimalloc", "glibc"}, "of this campaign");
   c.spec = std::move(spec);
   return c;
 }
 
 Json new_raw_run(const ResolvedCampaign& c) {
-  Json allocators = Json::array();
-  for (const AllocatorInfo& a : c.allocators) allocators.push_back(allocator_to_json(a));
-  return Json{{"schema", kRawRunSchema},
-              {"schema_version", kRawRunSchemaVersion},
-              {"tool", {{"name", "hsbench"}, {"engine_version", engine_libraries().version}}},
-              {"created", utc_now()},
-              {"complete", false},
-              {"campaign", campaign_to_json(c.spec)},
-              {"seed", c.seed},
-              {"seed_hex", hex64(c.seed)},
-              {"baseline", c.baseline},
-              {"active_allocators", c.active},
-              {"workload_program", c.program},
-              {"block_order_method", kBlockOrderMethod},
-              {"hosts", Json::array({host_info()})},
-              {"allocators", allocators},
-              {"calibration", Json::array()},
-              {"orders", Json::array()},
-              {"samples", Json::array()}};
+  return new_raw_run_header({.campaign = c.spec,
+                             .seed = c.seed,
+                             .baseline = c.baseline,
+                             .active = c.active,
+                             .workload_program = c.program,
+                             .allocators = c.allocators});
 }
 
 void check_same_campaign(const Json& raw, const ResolvedCampaign& c, const std::string& path) {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -28,20 +29,21 @@ struct ResolvedCampaign {
 // RegistryError (unknown allocator id, bad NAME=PATH). Progress notes go to stderr.
 ResolvedCampaign resolve_campaign(CampaignSpec spec);
 
-// The header of a new raw run: campaign, seed, host, provenance; empty calibration, orders
-// and samples.
+// The header of a new raw run (raw_run_header.h): campaign, seed, host, provenance; empty
+// calibration, orders and samples.
 Json new_raw_run(const ResolvedCampaign& campaign);
 
 // Throws RawRunError when `raw` was made from a different campaign or allocator library.
 void check_same_campaign(const Json& raw, const ResolvedCampaign& campaign,
                          const std::string& path);
 
-std::string hex64(std::uint64_t v);
-
 // Shared with `hsbench app` (app_campaign.h): the probe command that re-runs this hsbench,
-// a fresh random 64-bit seed, and the current UTC time as recorded in raw runs.
+// a fresh random 64-bit seed, and the choice of the baseline: `requested` when given (a
+// CampaignError, "... is not an available allocator <scope>", when it is not in `active`),
+// else the first of `preferred` in `active`, else the first of `active` ("" when it is empty).
 ProbeCommand self_probe();
 std::uint64_t fresh_seed();
-std::string utc_now();
+std::string choose_baseline(const std::string& requested, const std::vector<std::string>& active,
+                            std::initializer_list<const char*> preferred, const std::string& scope);
 
 }  // namespace heapscope::harness

@@ -13,8 +13,8 @@
 
 #include "app_campaign.h"
 #include "app_report.h"
-#include "campaign_setup.h"
 #include "commands.h"
+#include "raw_run_header.h"
 
 namespace heapscope::harness {
 namespace {

@@ -12,6 +12,7 @@
 #include "campaign_exec.h"
 #include "campaign_setup.h"
 #include "commands.h"
+#include "raw_run_header.h"
 
 namespace heapscope::harness {
 namespace {

@@ -10,6 +10,7 @@
 #include "campaign_setup.h"
 #include "commands.h"
 #include "host_info.h"
+#include "raw_run_header.h"
 #include "report.h"
 
 namespace heapscope::harness {

@@ -139,52 +139,34 @@ Json summarize_app_run(const Json& raw, const std::string& baseline_override) {
     rows.push_back(row);
   }
 
-  Json unavailable = Json::array();
-  for (const Json& a : raw["allocators"]) {
-    if (!a.value("available", false)) {
-      unavailable.push_back({{"id", a.value("id", "")}, {"reason", a.value("reason", "")}});
-    }
-  }
   const Json& app = raw["application"];
   const Json probe = app.value("probe", Json::object());
-  return Json{
-      {"schema", kSummarySchema},
-      {"schema_version", kSummarySchemaVersion},
-      {"campaign", workload},
-      {"seed", seed},
-      {"baseline", baseline},
-      {"metric", "wall_seconds"},
-      {"direction", "lower-is-better"},
-      {"effect_definition",
-       "exp(median over blocks of ln(baseline / candidate)): > 1 = candidate faster (wall) or "
-       "smaller (peak RSS of the process tree) than the baseline"},
-      {"effect_method", stats::kPairedEffectMethod},
-      {"mde_method", stats::kMdeMethod},
-      {"bootstrap_seed_method", stats::kBootstrapSeedMethod},
-      {"resamples", 10000},
-      {"confidence", 0.95},
-      {"complete", raw.value("complete", false)},
-      {"hosts", raw.contains("hosts") ? raw["hosts"] : Json::array()},
-      {"application",
-       {{"argv", app.value("argv", Json::array())},
-        {"cwd", app.value("cwd", "")},
-        {"stdin", app.value("stdin", "")},
-        {"same_output", app.value("same_output", false)},
-        {"blocks", raw["campaign"].value("blocks", 0)},
-        {"blocked", probe.value("blocked", false)},
-        {"problems", probe.value("problems", Json::array())},
-        {"notes", probe.value("notes", Json::array())}}},
-      {"samples",
-       {{"total", raw["samples"].size()},
-        {"ok", raw["samples"].size() - failures.size()},
-        {"failed", failures.size()}}},
-      {"cells", Json::array({{{"workload", workload},
-                              {"threads", 1},
-                              {"oversubscribed", false},
-                              {"allocators", rows},
-                              {"digest_mismatches", Json::array()}}})},
-      {"failures", failures},
-      {"unavailable_allocators", unavailable}};
+  Json summary = summary_envelope(
+      raw, workload, seed, baseline,
+      {{"metric", "wall_seconds"},
+       {"direction", "lower-is-better"},
+       {"effect_definition",
+        "exp(median over blocks of ln(baseline / candidate)): > 1 = candidate faster (wall) or "
+        "smaller (peak RSS of the process tree) than the baseline"}});
+  summary["application"] = {{"argv", app.value("argv", Json::array())},
+                            {"cwd", app.value("cwd", "")},
+                            {"stdin", app.value("stdin", "")},
+                            {"same_output", app.value("same_output", false)},
+                            {"blocks", raw["campaign"].value("blocks", 0)},
+                            {"blocked", probe.value("blocked", false)},
+                            {"problems", probe.value("problems", Json::array())},
+                            {"notes", probe.value("notes", Json::array())}};
+  summary["samples"] = {{"total", raw["samples"].size()},
+                        {"ok", raw["samples"].size() - failures.size()},
+                        {"failed", failures.size()}};
+  summary["cells"] = Json::array({{{"workload", workload},
+                                   {"threads", 1},
+                                   {"oversubscribed", false},
+                                   {"allocators", rows},
+                                   {"digest_mismatches", Json::array()}}});
+  summary["failures"] = failures;
+  summary["unavailable_allocators"] = unavailable_allocators_json(raw);
+  return summary;
 }
 
 void print_app_report(std::ostream& out, const Json& summary) {
@@ -244,14 +226,7 @@ void print_app_report(std::ostream& out, const Json& summary) {
       << " ok, " << summary["samples"]["failed"] << " failed\n";
   for (const Json& p : app["problems"]) out << "PROBLEM: " << p.get<std::string>() << "\n";
   for (const Json& n : app["notes"]) out << "note: " << n.get<std::string>() << "\n";
-  for (const Json& u : summary["unavailable_allocators"]) {
-    out << "unavailable: " << u["id"].get<std::string>() << ": " << u["reason"].get<std::string>()
-        << "\n";
-  }
-  for (const Json& f : summary["failures"]) {
-    out << "failed: " << f["id"].get<std::string>() << ": " << f["kind"].get<std::string>() << ": "
-        << f["reason"].get<std::string>() << "\n";
-  }
+  print_unavailable_and_failed(out, summary);
 }
 
 }  // namespace heapscope::harness

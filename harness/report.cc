@@ -81,6 +81,45 @@ Json paired_effect_to_json(const stats::PairedEffect& e) {
   return j;
 }
 
+Json summary_envelope(const Json& raw, const std::string& campaign, std::uint64_t seed,
+                      const std::string& baseline, const Json& metric) {
+  Json summary{{"schema", kSummarySchema},
+               {"schema_version", kSummarySchemaVersion},
+               {"campaign", campaign},
+               {"seed", seed},
+               {"baseline", baseline}};
+  for (const auto& [key, value] : metric.items()) summary[key] = value;
+  summary["effect_method"] = stats::kPairedEffectMethod;
+  summary["mde_method"] = stats::kMdeMethod;
+  summary["bootstrap_seed_method"] = stats::kBootstrapSeedMethod;
+  summary["resamples"] = 10000;
+  summary["confidence"] = 0.95;
+  summary["complete"] = raw.value("complete", false);
+  summary["hosts"] = raw.contains("hosts") ? raw["hosts"] : Json::array();
+  return summary;
+}
+
+Json unavailable_allocators_json(const Json& raw) {
+  Json unavailable = Json::array();
+  for (const Json& a : raw["allocators"]) {
+    if (!a.value("available", false)) {
+      unavailable.push_back({{"id", a.value("id", "")}, {"reason", a.value("reason", "")}});
+    }
+  }
+  return unavailable;
+}
+
+void print_unavailable_and_failed(std::ostream& out, const Json& summary) {
+  for (const Json& u : summary["unavailable_allocators"]) {
+    out << "unavailable: " << u["id"].get<std::string>() << ": " << u["reason"].get<std::string>()
+        << "\n";
+  }
+  for (const Json& f : summary["failures"]) {
+    out << "failed: " << f["id"].get<std::string>() << ": " << f["kind"].get<std::string>() << ": "
+        << f["reason"].get<std::string>() << "\n";
+  }
+}
+
 Json summarize_raw_run(const Json& raw, const std::string& baseline_override) {
   if (is_app_run(raw)) return summarize_app_run(raw, baseline_override);
   const std::string baseline =
@@ -121,13 +160,6 @@ Json summarize_raw_run(const Json& raw, const std::string& baseline_override) {
   }
   if (!baseline_seen && !raw["samples"].empty()) {
     throw RawRunError("baseline '" + baseline + "' has no samples in this run");
-  }
-
-  Json unavailable = Json::array();
-  for (const Json& a : raw["allocators"]) {
-    if (!a.value("available", false)) {
-      unavailable.push_back({{"id", a.value("id", "")}, {"reason", a.value("reason", "")}});
-    }
   }
 
   Json cells_json = Json::array();
@@ -175,24 +207,14 @@ Json summarize_raw_run(const Json& raw, const std::string& baseline_override) {
                           {"digest_mismatches", mismatches}});
   }
 
-  return Json{{"schema", kSummarySchema},
-              {"schema_version", kSummarySchemaVersion},
-              {"campaign", raw["campaign"].value("name", "")},
-              {"seed", seed},
-              {"baseline", baseline},
-              {"metric", "ops_per_sec"},
-              {"effect_method", stats::kPairedEffectMethod},
-              {"mde_method", stats::kMdeMethod},
-              {"bootstrap_seed_method", stats::kBootstrapSeedMethod},
-              {"resamples", 10000},
-              {"confidence", 0.95},
-              {"complete", raw.value("complete", false)},
-              {"hosts", raw.contains("hosts") ? raw["hosts"] : Json::array()},
-              {"samples",
-               {{"total", raw["samples"].size()}, {"ok", ok_count}, {"failed", failures.size()}}},
-              {"cells", cells_json},
-              {"failures", failures},
-              {"unavailable_allocators", unavailable}};
+  Json summary = summary_envelope(raw, raw["campaign"].value("name", ""), seed, baseline,
+                                  {{"metric", "ops_per_sec"}});
+  summary["samples"] = {
+      {"total", raw["samples"].size()}, {"ok", ok_count}, {"failed", failures.size()}};
+  summary["cells"] = cells_json;
+  summary["failures"] = failures;
+  summary["unavailable_allocators"] = unavailable_allocators_json(raw);
+  return summary;
 }
 
 void print_report(std::ostream& out, const Json& summary) {
@@ -251,14 +273,7 @@ void print_report(std::ostream& out, const Json& summary) {
   }
   out << "* CI excludes 1.0. n+kF = k failed samples. (over) = more threads than CPUs. samples: "
       << summary["samples"]["ok"] << " ok, " << summary["samples"]["failed"] << " failed\n";
-  for (const Json& u : summary["unavailable_allocators"]) {
-    out << "unavailable: " << u["id"].get<std::string>() << ": " << u["reason"].get<std::string>()
-        << "\n";
-  }
-  for (const Json& f : summary["failures"]) {
-    out << "failed: " << f["id"].get<std::string>() << ": " << f["kind"].get<std::string>() << ": "
-        << f["reason"].get<std::string>() << "\n";
-  }
+  print_unavailable_and_failed(out, summary);
 }
 
 }  // namespace heapscope::harness

@@ -11,6 +11,7 @@
 // blocks whose stream digests disagree are listed under "digest_mismatches".
 #pragma once
 
+#include <cstdint>
 #include <ostream>
 #include <string>
 
@@ -37,5 +38,16 @@ void print_report(std::ostream& out, const Json& summary);
 // The JSON forms shared by every summary (campaigns and applications).
 Json summary_to_json(const stats::Summary& s);
 Json paired_effect_to_json(const stats::PairedEffect& e);
+// The fields every summary starts with, in this order: schema, schema_version, campaign, seed,
+// baseline, the members of `metric` ("metric" and what describes it), the effect, MDE and
+// bootstrap-seed methods, resamples, confidence, and the raw run's complete and hosts.
+Json summary_envelope(const Json& raw, const std::string& campaign, std::uint64_t seed,
+                      const std::string& baseline, const Json& metric);
+// [{"id", "reason"}] of the raw run's allocators that were not available.
+Json unavailable_allocators_json(const Json& raw);
+
+// The closing lines of every report table: "unavailable: ID: REASON" per unavailable
+// allocator, then "failed: ID: KIND: REASON" per failed sample.
+void print_unavailable_and_failed(std::ostream& out, const Json& summary);
 
 }  // namespace heapscope::harness

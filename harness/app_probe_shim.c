@@ -14,7 +14,7 @@
 // Never calls malloc itself (it would count itself and could recurse): numbers are formatted
 // by hand into a stack buffer and written with one write(2) on an O_APPEND descriptor, so
 // lines from concurrent processes do not interleave. dlsym may allocate while resolving; those
-// requests come from a static bootstrap buffer.
+// requests come from a static bootstrap buffer (preload/preload_bootstrap.h).
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -25,110 +25,62 @@
 #include <string.h>
 #include <unistd.h>
 
-static void* (*real_malloc)(size_t);
-static void (*real_free)(void*);
-static void* (*real_calloc)(size_t, size_t);
-static void* (*real_realloc)(void*, size_t);
-static int (*real_posix_memalign)(void**, size_t, size_t);
-static void* (*real_aligned_alloc)(size_t, size_t);
-static void* (*real_memalign)(size_t, size_t);
-static void* (*real_valloc)(size_t);
-
-static _Alignas(64) char boot[1 << 14];
-static size_t boot_used;
-static int resolving;
+#include "preload/preload_bootstrap.h"
 
 static atomic_ulong allocs;
 static atomic_ulong frees;
 static char malloc_object[PATH_MAX];
 
-static void* boot_alloc(size_t n) {
-  n = (n + 15) & ~(size_t)15;
-  if (boot_used + n > sizeof boot) return NULL;
-  void* p = boot + boot_used;
-  boot_used += n;
-  return p;
-}
-
-static int is_boot(const void* p) {
-  return (const char*)p >= boot && (const char*)p < boot + sizeof boot;
-}
-
-static void resolve(void) {
-  if (real_malloc != NULL || resolving) return;
-  resolving = 1;
-  real_free = (void (*)(void*))dlsym(RTLD_NEXT, "free");
-  real_calloc = (void* (*)(size_t, size_t))dlsym(RTLD_NEXT, "calloc");
-  real_realloc = (void* (*)(void*, size_t))dlsym(RTLD_NEXT, "realloc");
-  real_posix_memalign = (int (*)(void**, size_t, size_t))dlsym(RTLD_NEXT, "posix_memalign");
-  real_aligned_alloc = (void* (*)(size_t, size_t))dlsym(RTLD_NEXT, "aligned_alloc");
-  real_memalign = (void* (*)(size_t, size_t))dlsym(RTLD_NEXT, "memalign");
-  real_valloc = (void* (*)(size_t))dlsym(RTLD_NEXT, "valloc");
-  real_malloc = (void* (*)(size_t))dlsym(RTLD_NEXT, "malloc");  // last: the "ready" flag
-  resolving = 0;
-}
-
 // --- counting wrappers ------------------------------------------------------------------------
 
 void* malloc(size_t n) {
-  if (real_malloc == NULL) {
-    resolve();
-    if (real_malloc == NULL) return boot_alloc(n);
-  }
+  if (preload_must_boot()) return preload_boot_alloc(n);
   atomic_fetch_add_explicit(&allocs, 1, memory_order_relaxed);
-  return real_malloc(n);
+  return preload_next.malloc(n);
 }
 
 void free(void* p) {
-  if (p == NULL || is_boot(p)) return;
-  if (real_free == NULL) resolve();
+  if (p == NULL || preload_is_boot(p)) return;
+  preload_resolve();
   atomic_fetch_add_explicit(&frees, 1, memory_order_relaxed);
-  real_free(p);
+  preload_next.free(p);
 }
 
 void* calloc(size_t n, size_t size) {
-  if (real_malloc == NULL) {
-    resolve();
-    if (real_malloc == NULL) return boot_alloc(n * size);  // the static buffer is zeroed
-  }
+  if (preload_must_boot()) return preload_boot_alloc(n * size);  // the buffer is zeroed
   atomic_fetch_add_explicit(&allocs, 1, memory_order_relaxed);
-  return real_calloc(n, size);
+  return preload_next.calloc(n, size);
 }
 
 void* realloc(void* old, size_t n) {
-  if (real_malloc == NULL) resolve();
+  preload_resolve();
   atomic_fetch_add_explicit(&allocs, 1, memory_order_relaxed);
-  if (is_boot(old)) {
-    void* p = real_malloc(n);
-    const size_t room = (size_t)(boot + sizeof boot - (const char*)old);
-    if (p != NULL) memcpy(p, old, n < room ? n : room);
-    return p;
-  }
-  return real_realloc(old, n);
+  if (preload_is_boot(old)) return preload_boot_realloc(old, n, preload_next.malloc);
+  return preload_next.realloc(old, n);
 }
 
 int posix_memalign(void** out, size_t align, size_t n) {
-  if (real_malloc == NULL) resolve();
+  preload_resolve();
   atomic_fetch_add_explicit(&allocs, 1, memory_order_relaxed);
-  return real_posix_memalign(out, align, n);
+  return preload_next.posix_memalign(out, align, n);
 }
 
 void* aligned_alloc(size_t align, size_t n) {
-  if (real_malloc == NULL) resolve();
+  preload_resolve();
   atomic_fetch_add_explicit(&allocs, 1, memory_order_relaxed);
-  return real_aligned_alloc(align, n);
+  return preload_next.aligned_alloc(align, n);
 }
 
 void* memalign(size_t align, size_t n) {
-  if (real_malloc == NULL) resolve();
+  preload_resolve();
   atomic_fetch_add_explicit(&allocs, 1, memory_order_relaxed);
-  return real_memalign(align, n);
+  return preload_next.memalign(align, n);
 }
 
 void* valloc(size_t n) {
-  if (real_malloc == NULL) resolve();
+  preload_resolve();
   atomic_fetch_add_explicit(&allocs, 1, memory_order_relaxed);
-  return real_valloc(n);
+  return preload_next.valloc(n);
 }
 
 // --- the record -------------------------------------------------------------------------------
@@ -164,7 +116,7 @@ static void find_malloc_object(void) {
   if (address != NULL && dladdr1(address, &info, (void**)&sym, RTLD_DL_SYMENT) != 0 &&
       dladdr((void*)&find_malloc_object, &self) != 0 &&
       (info.dli_fbase == self.dli_fbase || sym == NULL || sym->st_shndx == SHN_UNDEF)) {
-    address = (void*)real_malloc;
+    address = (void*)preload_next.malloc;
   }
   malloc_object[0] = '\0';
   if (address == NULL || dladdr1(address, &info, (void**)&map, RTLD_DL_LINKMAP) == 0) {
@@ -213,7 +165,7 @@ static void write_record(const char* event) {
 }
 
 __attribute__((constructor)) static void probe_start(void) {
-  resolve();
+  preload_resolve();
   find_malloc_object();
   write_record("start");
 }

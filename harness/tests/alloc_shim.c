@@ -7,9 +7,8 @@
 //   SHIM_HANG   sleep forever on the 1000th malloc inside hs-workload (the watchdog's case).
 // Crash and hang only fire in hs-workload, so the availability probe (another program) passes.
 // dlsym itself may allocate: while resolving, requests come from a static bootstrap buffer,
-// and frees of bootstrap memory are ignored.
+// and frees of bootstrap memory are ignored (preload/preload_bootstrap.h).
 #define _GNU_SOURCE
-#include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -21,44 +20,10 @@
 #error "define one of SHIM_SLOW, SHIM_CRASH, SHIM_HANG"
 #endif
 
-static void* (*real_malloc)(size_t);
-static void (*real_free)(void*);
-static void* (*real_calloc)(size_t, size_t);
-static void* (*real_realloc)(void*, size_t);
-static int (*real_posix_memalign)(void**, size_t, size_t);
-static void* (*real_aligned_alloc)(size_t, size_t);
-static void* (*real_memalign)(size_t, size_t);
+#define PRELOAD_BOOT_BYTES (1 << 16)
+#include "preload/preload_bootstrap.h"
 
-static _Alignas(64) char boot[1 << 16];
-static size_t boot_used;
-static int resolving;
-
-static void* boot_alloc(size_t n) {
-  n = (n + 15) & ~(size_t)15;
-  if (boot_used + n > sizeof boot) return NULL;
-  void* p = boot + boot_used;
-  boot_used += n;
-  return p;
-}
-
-static int is_boot(const void* p) {
-  return (const char*)p >= boot && (const char*)p < boot + sizeof boot;
-}
-
-static void resolve(void) {
-  if (real_malloc != NULL || resolving) return;
-  resolving = 1;
-  real_calloc = (void* (*)(size_t, size_t))dlsym(RTLD_NEXT, "calloc");
-  real_free = (void (*)(void*))dlsym(RTLD_NEXT, "free");
-  real_realloc = (void* (*)(void*, size_t))dlsym(RTLD_NEXT, "realloc");
-  real_posix_memalign = (int (*)(void**, size_t, size_t))dlsym(RTLD_NEXT, "posix_memalign");
-  real_aligned_alloc = (void* (*)(size_t, size_t))dlsym(RTLD_NEXT, "aligned_alloc");
-  real_memalign = (void* (*)(size_t, size_t))dlsym(RTLD_NEXT, "memalign");
-  real_malloc = (void* (*)(size_t))dlsym(RTLD_NEXT, "malloc");
-  resolving = 0;
-}
-
-__attribute__((constructor)) static void shim_init(void) { resolve(); }
+__attribute__((constructor)) static void shim_init(void) { preload_resolve(); }
 
 #ifdef SHIM_SLOW
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -85,69 +50,58 @@ static void on_malloc(void) {
 #endif
 
 void* malloc(size_t n) {
-  if (real_malloc == NULL) {
-    resolve();
-    if (real_malloc == NULL) return boot_alloc(n);
-  }
+  if (preload_must_boot()) return preload_boot_alloc(n);
   on_malloc();
   enter();
-  void* p = real_malloc(n);
+  void* p = preload_next.malloc(n);
   leave();
   return p;
 }
 
 void free(void* p) {
-  if (p == NULL || is_boot(p)) return;
+  if (p == NULL || preload_is_boot(p)) return;
   enter();
-  real_free(p);
+  preload_next.free(p);
   leave();
 }
 
 void* calloc(size_t n, size_t size) {
-  if (real_calloc == NULL) {
-    resolve();
-    if (real_calloc == NULL) return boot_alloc(n * size);  // static buffer is zeroed
-  }
+  if (preload_must_boot()) return preload_boot_alloc(n * size);  // the buffer is zeroed
   enter();
-  void* p = real_calloc(n, size);
+  void* p = preload_next.calloc(n, size);
   leave();
   return p;
 }
 
 void* realloc(void* old, size_t n) {
-  if (is_boot(old)) {
-    void* p = malloc(n);
-    const size_t room = (size_t)(boot + sizeof boot - (const char*)old);
-    if (p != NULL) memcpy(p, old, n < room ? n : room);
-    return p;
-  }
-  resolve();
+  if (preload_is_boot(old)) return preload_boot_realloc(old, n, malloc);
+  preload_resolve();
   enter();
-  void* p = real_realloc(old, n);
+  void* p = preload_next.realloc(old, n);
   leave();
   return p;
 }
 
 int posix_memalign(void** out, size_t align, size_t n) {
-  resolve();
+  preload_resolve();
   enter();
-  int rc = real_posix_memalign(out, align, n);
+  int rc = preload_next.posix_memalign(out, align, n);
   leave();
   return rc;
 }
 
 void* aligned_alloc(size_t align, size_t n) {
-  resolve();
+  preload_resolve();
   enter();
-  void* p = real_aligned_alloc(align, n);
+  void* p = preload_next.aligned_alloc(align, n);
   leave();
   return p;
 }
 
 void* memalign(size_t align, size_t n) {
-  resolve();
+  preload_resolve();
   enter();
-  void* p = real_memalign(align, n);
+  void* p = preload_next.memalign(align, n);
   leave();
   return p;
 }

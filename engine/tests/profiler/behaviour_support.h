@@ -1,6 +1,7 @@
 // Helpers for the profiler's behavioural tests (accuracy, contract, concurrency, child
-// processes): stats snapshots, visit sums, a counting writer, environment guards and a child
-// process runner. Everything goes through the public API (heapscope/profile.h).
+// processes, and prof_child.cc, the child program they run): stats snapshots, visit sums, a
+// counting writer, environment guards and a child process runner. Everything goes through the
+// public API (heapscope/profile.h).
 #pragma once
 
 #include <fcntl.h>
@@ -37,10 +38,7 @@ inline hs_prof_stats_t blank_stats() {
 
 // Stats of the built-in profiler (aborts if the API refuses a well-formed struct).
 inline hs_prof_stats_t prof_stats() {
-  hs_prof_stats_t s;
-  std::memset(&s, 0, sizeof s);
-  s.size = sizeof s;
-  s.version = HS_PROF_STATS_VERSION;
+  hs_prof_stats_t s = blank_stats();
   if (!hs_prof_stats_get(&s)) std::abort();
   return s;
 }

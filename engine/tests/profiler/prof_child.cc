@@ -30,7 +30,12 @@
 #include <utility>
 #include <vector>
 
+#include "behaviour_support.h"
+
 namespace {
+
+using hs_prof_test::prof_stats;
+using hs_prof_test::VisitSums;
 
 uint64_t g_rng = 7;
 uint64_t next_random() {
@@ -51,29 +56,6 @@ __attribute__((noinline, noclone)) void* alloc_at_depth(int depth, size_t size) 
   return p;
 }
 
-hs_prof_stats_t stats() {
-  hs_prof_stats_t s;
-  std::memset(&s, 0, sizeof s);
-  s.size = sizeof s;
-  s.version = HS_PROF_STATS_VERSION;
-  if (!hs_prof_stats_get(&s)) std::abort();
-  return s;
-}
-
-struct Collected {
-  std::vector<std::pair<uint64_t, uint64_t>> per_stack;
-  size_t max_depth = 0;
-  size_t min_depth = SIZE_MAX;
-};
-
-bool collect(const hs_prof_sample_info_t* info, void* arg) {
-  auto* c = static_cast<Collected*>(arg);
-  c->per_stack.emplace_back(info->live_objects, info->live_bytes);
-  c->max_depth = std::max(c->max_depth, info->depth);
-  c->min_depth = std::min(c->min_depth, info->depth);
-  return true;
-}
-
 int determinism(const char* seed_arg) {
   bool ok = std::strcmp(seed_arg, "env") == 0
                 ? hs_prof_start(4096)
@@ -92,17 +74,17 @@ int determinism(const char* seed_arg) {
       blocks.pop_back();
     }
     if (i % 100 == 99) {
-      hs_prof_stats_t s = stats();
+      hs_prof_stats_t s = prof_stats();
       std::printf("STEP %" PRIu64 " %" PRIu64 "\n", s.live_samples, s.live_bytes);
     }
   }
-  Collected c;
-  if (!hs_prof_visit(collect, &c)) return 4;
-  std::sort(c.per_stack.begin(), c.per_stack.end());
+  VisitSums c;
+  if (!hs_prof_visit(VisitSums::add, &c)) return 4;
+  c.sort();
   for (auto [objects, bytes] : c.per_stack) {
     std::printf("STACK %" PRIu64 " %" PRIu64 "\n", objects, bytes);
   }
-  hs_prof_stats_t s = stats();
+  hs_prof_stats_t s = prof_stats();
   std::printf("TOTAL %" PRIu64 "\nSEED %" PRIu64 "\n", s.total_samples, s.seed);
   for (void* p : blocks) hs_free(p);
   hs_prof_stop();
@@ -173,7 +155,7 @@ int config_exit(const char* path, const char* format) {
   for (int i = 0; i < 100; ++i) {
     if (alloc_at_depth(2, 8192) == nullptr) return 3;  // leaked on purpose
   }
-  std::printf("LIVE %" PRIu64 "\n", stats().live_samples);
+  std::printf("LIVE %" PRIu64 "\n", prof_stats().live_samples);
   return 0;
 }
 
@@ -186,9 +168,9 @@ int report() {
     blocks.push_back(p);
   }
   for (size_t i = 0; i < blocks.size(); i += 2) hs_free(blocks[i]);  // half freed, half leaked
-  hs_prof_stats_t s = stats();
-  Collected c;
-  if (hs_prof_is_enabled() && !hs_prof_visit(collect, &c)) return 4;
+  hs_prof_stats_t s = prof_stats();
+  VisitSums c;
+  if (hs_prof_is_enabled() && !hs_prof_visit(VisitSums::add, &c)) return 4;
   std::printf("ENABLED %d\nINTERVAL %" PRIu64 "\nDEPTH %u\nACCUM %d\nACCUM_SAMPLES %" PRIu64
               "\nLIVE %" PRIu64 "\nTOTAL %" PRIu64 "\nSEED %" PRIu64 "\nMAXBYTES %" PRIu64
               "\nMAXDEPTH %zu\nMINDEPTH %zu\n",

@@ -185,36 +185,28 @@ TEST_F(ProfContract, InvalidConfigReturnsFalseWithoutSideEffects) {
     c.seed = 5;
     return c;
   };
+  // Each case: the valid config with one thing broken.
   std::vector<std::pair<const char*, hs_prof_config_t>> cases;
-  hs_prof_config_t c = valid();
-  c.size = sizeof(hs_prof_config_t) - 1;
-  cases.emplace_back("size - 1", c);
-  c = valid();
-  c.size = 8;
-  cases.emplace_back("size 8", c);
-  c = valid();
-  c.version = 0;
-  cases.emplace_back("version 0", c);
-  c = valid();
-  c.version = 999;
-  cases.emplace_back("version 999", c);
-  c = valid();
-  c.version = HS_PROF_CONFIG_VERSION + 1;
-  cases.emplace_back("version + 1", c);
-  c = valid();
-  c.mode = 7;
-  cases.emplace_back("mode 7", c);
-  c = valid();
-  c.sample_interval = 0;
-  cases.emplace_back("interval 0 given", c);
-  c = valid();
-  c.fields |= HS_PROF_FIELD_STACK_DEPTH;
-  c.max_stack_depth = 0;
-  cases.emplace_back("depth 0 given", c);
-  c = valid();
-  c.fields |= HS_PROF_FIELD_DUMP_FORMAT;
-  c.dump_format = 9;
-  cases.emplace_back("format 9", c);
+  auto broken = [&](const char* name, auto&& breaks) {
+    hs_prof_config_t c = valid();
+    breaks(c);
+    cases.emplace_back(name, c);
+  };
+  broken("size - 1", [](hs_prof_config_t& c) { c.size = sizeof(hs_prof_config_t) - 1; });
+  broken("size 8", [](hs_prof_config_t& c) { c.size = 8; });
+  broken("version 0", [](hs_prof_config_t& c) { c.version = 0; });
+  broken("version 999", [](hs_prof_config_t& c) { c.version = 999; });
+  broken("version + 1", [](hs_prof_config_t& c) { c.version = HS_PROF_CONFIG_VERSION + 1; });
+  broken("mode 7", [](hs_prof_config_t& c) { c.mode = 7; });
+  broken("interval 0 given", [](hs_prof_config_t& c) { c.sample_interval = 0; });
+  broken("depth 0 given", [](hs_prof_config_t& c) {
+    c.fields |= HS_PROF_FIELD_STACK_DEPTH;
+    c.max_stack_depth = 0;
+  });
+  broken("format 9", [](hs_prof_config_t& c) {
+    c.fields |= HS_PROF_FIELD_DUMP_FORMAT;
+    c.dump_format = 9;
+  });
   for (const auto& [name, config] : cases) {
     EXPECT_FALSE(hs_prof_start_ex(&config)) << name;
     EXPECT_FALSE(hs_prof_is_enabled()) << name;

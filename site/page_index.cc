@@ -4,6 +4,7 @@
 // then the application runs and the panels for data not collected yet.
 #include <algorithm>
 #include <cmath>
+#include <functional>
 
 #include "charts.h"
 #include "number_format.h"
@@ -25,22 +26,30 @@ std::string headline_table(const Json& run) {
                     rows, "Headline: &gt; 1 = faster than the baseline", "numbers");
 }
 
-std::string throughput_charts(const Json& run, const RunAllocators& allocs) {
+// What a run's ratio charts say: the chart id's prefix, the title (", N threads" follows), and
+// the description, axis label and direction that every thread count's chart shares.
+struct RatioChartText {
+  std::string id_prefix, title, desc, y_label, better;
+};
+
+// One ratio chart per thread count of the run, one bar group per workload, one bar per
+// candidate with a row in that cell. `fill` sets a bar's value (and CI) from the candidate's
+// row and appends the rest of its tooltip to "<workload>, <t> threads, <candidate>: ".
+std::string ratio_charts(
+    const Json& run, const RunAllocators& allocs, const RatioChartText& text,
+    const std::function<void(RatioBar&, const Json& row, const std::string& workload,
+                             unsigned threads)>& fill) {
   const Json& summary = run["summary"];
-  const std::string baseline = run["baseline"].get<std::string>();
   const std::string id = run["run_id"].get<std::string>();
   std::string out;
   for (unsigned t : summary_threads(summary)) {
     RatioChart chart;
-    chart.id = anchor("tp-" + id + "-t" + std::to_string(t));
-    chart.title = "Throughput relative to " + baseline + ", " + std::to_string(t) + " thread" +
-                  (t == 1 ? "" : "s");
-    chart.desc = "Bars: paired effect (median per-block ops/s ratio to " + baseline +
-                 ") per workload and allocator; whiskers: 95% bootstrap CI; log scale, " +
-                 baseline + " = 1.0.";
-    chart.y_label = "ops/s relative to " + baseline + " (log)";
-    chart.better = "above 1.0 = faster than " + baseline;
-    chart.baseline = baseline;
+    chart.id = anchor(text.id_prefix + "-" + id + "-t" + std::to_string(t));
+    chart.title = text.title + ", " + std::to_string(t) + " thread" + (t == 1 ? "" : "s");
+    chart.desc = text.desc;
+    chart.y_label = text.y_label;
+    chart.better = text.better;
+    chart.baseline = run["baseline"].get<std::string>();
     chart.series = allocs.candidates;
     for (const auto& a : allocs.candidates) chart.colors.push_back(allocs.color.at(a));
     for (const std::string& w : summary_workloads(summary)) {
@@ -48,15 +57,10 @@ std::string throughput_charts(const Json& run, const RunAllocators& allocs) {
       for (std::size_t s = 0; s < allocs.candidates.size(); ++s) {
         const Json* row = summary_row(summary, w, t, allocs.candidates[s]);
         if (row == nullptr) continue;
-        const Json& e = (*row)["effect_vs_baseline"];
         RatioBar bar;
         bar.series = s;
-        bar.value = e.is_object() ? number(e["effect"]) : std::nan("");
-        if (e.is_object() && e.value("ci_valid", false)) {
-          bar.ci = std::make_pair(number(e["ci_low"]), number(e["ci_high"]));
-        }
-        bar.tooltip = w + ", " + std::to_string(t) + " threads, " + allocs.candidates[s] + ": " +
-                      effect_text(e);
+        bar.tooltip = w + ", " + std::to_string(t) + " threads, " + allocs.candidates[s] + ": ";
+        fill(bar, *row, w, t);
         group.bars.push_back(bar);
       }
       chart.groups.push_back(group);
@@ -67,45 +71,47 @@ std::string throughput_charts(const Json& run, const RunAllocators& allocs) {
   return out;
 }
 
+std::string throughput_charts(const Json& run, const RunAllocators& allocs) {
+  const std::string baseline = run["baseline"].get<std::string>();
+  const RatioChartText text{
+      .id_prefix = "tp",
+      .title = "Throughput relative to " + baseline,
+      .desc = "Bars: paired effect (median per-block ops/s ratio to " + baseline +
+              ") per workload and allocator; whiskers: 95% bootstrap CI; log scale, " + baseline +
+              " = 1.0.",
+      .y_label = "ops/s relative to " + baseline + " (log)",
+      .better = "above 1.0 = faster than " + baseline};
+  return ratio_charts(run, allocs, text,
+                      [](RatioBar& bar, const Json& row, const std::string&, unsigned) {
+                        const Json& e = row["effect_vs_baseline"];
+                        bar.value = e.is_object() ? number(e["effect"]) : std::nan("");
+                        if (e.is_object() && e.value("ci_valid", false)) {
+                          bar.ci = std::make_pair(number(e["ci_low"]), number(e["ci_high"]));
+                        }
+                        bar.tooltip += effect_text(e);
+                      });
+}
+
 std::string rss_charts(const Json& run, const RunAllocators& allocs) {
   const Json& summary = run["summary"];
   const std::string baseline = run["baseline"].get<std::string>();
-  const std::string id = run["run_id"].get<std::string>();
-  std::string out;
-  for (unsigned t : summary_threads(summary)) {
-    RatioChart chart;
-    chart.id = anchor("rss-" + id + "-t" + std::to_string(t));
-    chart.title = "Peak RSS relative to " + baseline + ", " + std::to_string(t) + " thread" +
-                  (t == 1 ? "" : "s");
-    chart.desc = "Bars: median peak RSS of the allocator divided by the median peak RSS of " +
-                 baseline + " in the same cell; log scale, " + baseline +
-                 " = 1.0; no interval (peak RSS is not paired yet).";
-    chart.y_label = "peak RSS relative to " + baseline + " (log)";
-    chart.better = "below 1.0 = less memory than " + baseline;
-    chart.baseline = baseline;
-    chart.series = allocs.candidates;
-    for (const auto& a : allocs.candidates) chart.colors.push_back(allocs.color.at(a));
-    for (const std::string& w : summary_workloads(summary)) {
-      const Json* base = summary_row(summary, w, t, baseline);
-      const double base_rss = base ? number((*base)["peak_rss_bytes"]["median"]) : std::nan("");
-      RatioGroup group{w, {}};
-      for (std::size_t s = 0; s < allocs.candidates.size(); ++s) {
-        const Json* row = summary_row(summary, w, t, allocs.candidates[s]);
-        if (row == nullptr) continue;
-        const double rss = number((*row)["peak_rss_bytes"]["median"]);
-        RatioBar bar;
-        bar.series = s;
+  const RatioChartText text{
+      .id_prefix = "rss",
+      .title = "Peak RSS relative to " + baseline,
+      .desc = "Bars: median peak RSS of the allocator divided by the median peak RSS of " +
+              baseline + " in the same cell; log scale, " + baseline +
+              " = 1.0; no interval (peak RSS is not paired yet).",
+      .y_label = "peak RSS relative to " + baseline + " (log)",
+      .better = "below 1.0 = less memory than " + baseline};
+  return ratio_charts(
+      run, allocs, text,
+      [&](RatioBar& bar, const Json& row, const std::string& workload, unsigned threads) {
+        const Json* base = summary_row(summary, workload, threads, baseline);
+        const double base_rss = base ? number((*base)["peak_rss_bytes"]["median"]) : std::nan("");
+        const double rss = number(row["peak_rss_bytes"]["median"]);
         bar.value = base_rss > 0 ? rss / base_rss : std::nan("");
-        bar.tooltip = w + ", " + std::to_string(t) + " threads, " + allocs.candidates[s] + ": " +
-                      ratio(bar.value) + " (" + mib(rss) + " MiB vs " + mib(base_rss) + " MiB)";
-        group.bars.push_back(bar);
-      }
-      chart.groups.push_back(group);
-    }
-    out += "<figure>" + ratio_chart(chart) + "<figcaption>" + html_escape(chart.desc) +
-           "</figcaption></figure>\n";
-  }
-  return out;
+        bar.tooltip += ratio(bar.value) + " (" + mib(rss) + " MiB vs " + mib(base_rss) + " MiB)";
+      });
 }
 
 std::string effects_table(const Json& run) {

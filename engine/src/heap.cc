@@ -299,17 +299,19 @@ void free_generic(Page* page, void* p) {
     huge_free(page);
     return;
   }
-  bool owner = page->owner_tid.load(std::memory_order_relaxed) == os::thread_id();
+  uintptr_t owner_tid = page->owner_tid.load(std::memory_order_relaxed);
+  bool owner = owner_tid == os::thread_id();
+  // A page of an exited thread: take its segment over first, then free as its owner.
+  // Normal (not huge) pages live in their segment's header, so the segment is an align-down.
+  if (owner_tid == 0 && reclaim_segment_on_free(reinterpret_cast<Segment*>(
+                            reinterpret_cast<uintptr_t>(page) & ~kSegmentMask))) {
+    owner = true;
+  }
   if (page_flags(page) & kPageChecked) check_free(page, p, owner);
   Block* block = static_cast<Block*>(p);
   count_free(page->block_size);
   if (!owner) {
     free_remote(page, block);
-    if (page->owner_tid.load(std::memory_order_relaxed) == 0) {
-      // Normal (not huge) pages live in their segment's header, so the segment is an align-down.
-      reclaim_segment_on_free(
-          reinterpret_cast<Segment*>(reinterpret_cast<uintptr_t>(page) & ~kSegmentMask));
-    }
     return;
   }
   Heap* heap = page->heap;

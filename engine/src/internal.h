@@ -241,7 +241,7 @@ void registry_add(Heap* heap);
 void registry_remove(Heap* heap);
 Segment* reclaim_abandoned(ThreadData* td, size_t slices_wanted);
 void reclaim_all_abandoned(ThreadData* td);
-void reclaim_segment_on_free(Segment* segment);
+bool reclaim_segment_on_free(Segment* segment);   // before freeing into an abandoned page
 extern std::atomic<bool> g_abandoned_freed_into;  // some abandoned segment has freed_into set
 void reclaim_freed_into(ThreadData* td);
 

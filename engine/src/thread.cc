@@ -197,7 +197,7 @@ static void abandoned_push(Segment* segment) {
   segment->prev = nullptr;
   segment->next = g_abandoned;
   if (g_abandoned != nullptr) g_abandoned->prev = segment;
-  segment->abandoned = true;
+  __atomic_store_n(&segment->abandoned, true, __ATOMIC_RELAXED);  // also read without the lock
   __atomic_store_n(&g_abandoned, segment, __ATOMIC_RELAXED);
 }
 static void abandoned_unlink(Segment* segment) {
@@ -208,7 +208,7 @@ static void abandoned_unlink(Segment* segment) {
   }
   if (segment->next != nullptr) segment->next->prev = segment->prev;
   segment->next = segment->prev = nullptr;
-  segment->abandoned = false;
+  __atomic_store_n(&segment->abandoned, false, __ATOMIC_RELAXED);
   __atomic_store_n(&segment->freed_into, false, __ATOMIC_RELAXED);
 }
 
@@ -274,31 +274,33 @@ Segment* reclaim_abandoned(ThreadData* td, size_t slices_wanted) {
   return nullptr;
 }
 
+std::atomic<bool> g_abandoned_freed_into{false};
+
 // A free into a page of an exited thread: nobody would ever collect it, so the freeing thread
-// takes the whole segment over now (its empty pages go back to the OS on the usual delay, its
-// live pages join this thread's heap). Losing the race to another reclaimer is harmless.
-void reclaim_segment_on_free(Segment* segment) {
-  if (!__atomic_load_n(&segment->abandoned, __ATOMIC_RELAXED)) return;
+// takes the whole segment over (its empty pages go back to the OS on the usual delay, its
+// live pages join this thread's heap) and then frees as the owner. Called before the block
+// is freed: while it is live no adopter can find the segment empty and unmap it under us.
+// Returns false when the segment is not ours to take (another thread adopted it first).
+bool reclaim_segment_on_free(Segment* segment) {
+  if (!__atomic_load_n(&segment->abandoned, __ATOMIC_RELAXED)) return false;
   if (t_heap_torn_down) {
     // A destructor running after this thread's heap is gone (glibc frees its own per-thread
     // data here): leave the segment to the next live thread that takes its slow path.
     __atomic_store_n(&segment->freed_into, true, __ATOMIC_RELAXED);
     g_abandoned_freed_into.store(true, std::memory_order_release);
-    return;
+    return false;
   }
   Heap* heap = thread_heap_init();
-  if (heap == nullptr) return;
+  if (heap == nullptr) return false;
   spin_lock(g_abandoned_lock);
   bool taken = segment->abandoned;
   if (taken) abandoned_unlink(segment);
   spin_unlock(g_abandoned_lock);
-  if (!taken) return;
+  if (!taken) return false;
   g_counters.abandoned_segments.fetch_sub(1, std::memory_order_relaxed);
   adopt_segment(heap->td, segment);
-  if (segment_is_empty(segment)) segments_unmap_if_empty(heap->td);
+  return true;
 }
-
-std::atomic<bool> g_abandoned_freed_into{false};
 
 void reclaim_freed_into(ThreadData* td) {
   if (!g_abandoned_freed_into.exchange(false, std::memory_order_acquire)) return;

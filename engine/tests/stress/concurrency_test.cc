@@ -214,6 +214,73 @@ TEST(Threads, CrossThreadFreesWithContentChecks) {
   EXPECT_EQ(end.heaps, start.heaps);
 }
 
+// ---- frees into exited threads' segments ------------------------------------------------------
+
+// Producers allocate and exit; then several threads free their blocks at once (each free into
+// an abandoned page adopts that segment, racing the others for it) while another thread
+// allocates large spans (which reclaims abandoned segments from the other end).
+TEST(Threads, FreesIntoExitedThreadsSegmentsRaceWithReclaim) {
+  constexpr int kProducers = 4;
+  constexpr int kFreers = 4;
+  const size_t per_producer = hs_test::kSanitized ? 3000 : 8000;
+  const int rounds = hs_test::kSanitized ? 2 : 3;
+  hs_collect(1);
+  const hs_stats_t start = stats_now();
+  std::atomic<uint64_t> bad{0};
+  for (int round = 0; round < rounds; ++round) {
+    std::vector<std::vector<Block>> made(kProducers);
+    {
+      std::vector<std::thread> producers;
+      for (int t = 0; t < kProducers; ++t) {
+        producers.emplace_back([&made, t, round, per_producer] {
+          SplitMix64 rng(0xAB0 + static_cast<uint64_t>(round * kProducers + t));
+          for (size_t i = 0; i < per_producer; ++i) {
+            const size_t n =
+                rng.next() % 16 == 0 ? rng.range(2 * kKiB, 100 * kKiB) : rng.range(8, 512);
+            made[static_cast<size_t>(t)].push_back(make_block(n, rng.next()));
+          }
+        });
+      }
+      for (auto& th : producers) th.join();
+    }
+    std::atomic<bool> freeing{true};
+    std::thread allocator([&freeing] {
+      std::vector<void*> held;
+      while (freeing.load(std::memory_order_relaxed)) {
+        held.push_back(hs_malloc(1 * kMiB + 64 * kKiB));
+        if (held.size() == 8) {
+          for (void* p : held) hs_free(p);
+          held.clear();
+        }
+      }
+      for (void* p : held) hs_free(p);
+    });
+    {
+      std::vector<std::thread> freers;
+      for (int f = 0; f < kFreers; ++f) {
+        freers.emplace_back([&made, &bad, f] {
+          // Interleaved: every freer touches every producer's pages.
+          for (const auto& blocks : made) {
+            for (size_t i = static_cast<size_t>(f); i < blocks.size(); i += kFreers) {
+              if (blocks[i].p == nullptr || !block_ok(blocks[i])) bad.fetch_add(1);
+              hs_free(blocks[i].p);
+            }
+          }
+        });
+      }
+      for (auto& th : freers) th.join();
+    }
+    freeing.store(false);
+    allocator.join();
+  }
+  EXPECT_EQ(bad.load(), 0u) << "blocks missing or changed before their free";
+  hs_collect(1);
+  const hs_stats_t end = stats_now();
+  EXPECT_EQ(end.allocated_bytes, start.allocated_bytes);
+  EXPECT_EQ(end.abandoned_segments, 0u);
+  EXPECT_EQ(end.threads, start.threads);
+}
+
 // ---- fork ---------------------------------------------------------------------------------------
 
 // The child's work; returns 0 or the number of the check that failed.

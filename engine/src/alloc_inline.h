@@ -80,7 +80,7 @@ HS_ALWAYS_INLINE Page* page_of(const void* p) {
   } else {
     segment = segment_of_slow(p);
     if (segment == nullptr) return nullptr;
-    if (kind == kMapHugeTail) return &segment->pages[0];
+    return &segment->pages[0];  // a huge mapping: one block, described by pages[0]
   }
   Page* page = &segment->pages[(address - reinterpret_cast<uintptr_t>(segment)) >> kSliceShift];
   return page - page->slice_back;
@@ -111,7 +111,7 @@ HS_ALWAYS_INLINE void free_impl(void* p) {
     heap->counters.freed_total.add(page->block_size);
     // A small or medium page alone in its queue is kept when it empties (page_retire would
     // decide the same): checking that here saves the call in the malloc/free ping-pong
-    // pattern. A large page (one block of up to 2 MiB) always goes to page_retire, which
+    // pattern. A large page (one block of up to 16 MiB) always goes to page_retire, which
     // schedules the purge round that returns it if it stays empty.
     if (HS_UNLIKELY(--page->used == 0) &&
         (page->next != nullptr || page->prev != nullptr || page->reserved == 1)) {

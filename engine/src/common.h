@@ -26,13 +26,12 @@ namespace heapscope {
 // ---- memory layout (see docs/allocator.md) -------------------------------------------------
 inline constexpr size_t kSliceShift = 16;  // 64 KiB slices
 inline constexpr size_t kSliceSize = size_t{1} << kSliceShift;
-inline constexpr size_t kSegmentShift = 22;  // 4 MiB segments, aligned to their size
+inline constexpr size_t kSegmentShift = 25;  // 32 MiB segments, aligned to their size
 inline constexpr size_t kSegmentSize = size_t{1} << kSegmentShift;
 inline constexpr size_t kSegmentMask = kSegmentSize - 1;
-inline constexpr size_t kSlicesPerSegment = kSegmentSize / kSliceSize;  // 64: one bitmap word
-inline constexpr uint64_t kAllSlices = ~uint64_t{0};
-inline constexpr size_t kHeaderSlices = 1;        // slice 0 holds the segment header
-inline constexpr uint32_t kMaxSpareSegments = 4;  // per thread; large-buffer churn reuses them
+inline constexpr size_t kSlicesPerSegment = kSegmentSize / kSliceSize;  // 512 (slice_map.h)
+inline constexpr size_t kHeaderSlices = 2;        // slices 0-1 hold the segment header
+inline constexpr uint32_t kMaxSpareSegments = 1;  // per thread: empty segments kept mapped
 
 inline constexpr size_t kMinAlign = 16;          // every block is 16-byte aligned
 inline constexpr size_t kSmallDirectMax = 1024;  // sizes served by the direct table
@@ -40,8 +39,8 @@ inline constexpr size_t kDirectSlots = kSmallDirectMax / kMinAlign + 1;
 inline constexpr size_t kSmallBlockMax = 8 * 1024;    // blocks on one-slice pages
 inline constexpr size_t kMediumBlockMax = 64 * 1024;  // blocks on eight-slice pages
 inline constexpr size_t kMediumPageSlices = 8;
-inline constexpr size_t kLargeMax = 2 * 1024 * 1024;    // beyond this: a dedicated mapping
-inline constexpr size_t kHugeBlockOffset = kSliceSize;  // huge block after the header slice
+inline constexpr size_t kLargeMax = 16 * 1024 * 1024;   // beyond this: a dedicated mapping
+inline constexpr size_t kHugeBlockOffset = kSliceSize;  // huge block: after fields + pages[0]
 inline constexpr size_t kMaxAllocSize = PTRDIFF_MAX - 2 * kSegmentSize;
 inline constexpr size_t kNaturalAlignMax = kSliceSize;  // page areas are slice aligned
 

@@ -93,6 +93,18 @@ void page_retire(Heap* heap, Page* page) {
   // Keep the last page of a class: a program freeing and reallocating one block must not
   // map and unmap a page each time. The next purge round frees it if it is still empty.
   if (queue->first == page && queue->last == page) {
+    if (page->reserved == 1 && heap->kept_large != page) {
+      Page* previous = heap->kept_large;
+      heap->kept_large = page;
+      // span_free clears kept_large of a page it frees, so `previous` is a live page of
+      // this heap; free it unless it is in use again or no longer alone in its queue.
+      if (previous != nullptr && previous->used == 0 &&
+          heap->queues[previous->bin].first == previous &&
+          heap->queues[previous->bin].last == previous) {
+        queue_remove(heap, previous);
+        span_free(heap->td, previous);
+      }
+    }
     // A loop that mallocs and frees one block never reaches the allocation slow path, so due
     // purges are run from here too (the clock is read once per 16 such frees).
     ThreadData* td = heap->td;

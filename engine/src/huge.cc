@@ -133,11 +133,9 @@ void* huge_alloc(Heap* heap, size_t size, size_t alignment, bool zero) {
     segment->kind = SegmentKind::kHuge;
     segment->mapped_size = mapped_size;
     segment->mapping = memory;
-    // Every slice descriptor points back to the first, so any pointer into the first 4 MiB
-    // finds the page with the same arithmetic as a normal segment.
-    for (size_t i = 0; i < kSlicesPerSegment; ++i) {
-      segment->pages[i].slice_back = static_cast<uint8_t>(i);
-    }
+    // Only the header fields and pages[0] are used: the segment map sends every pointer into
+    // the mapping to pages[0] (kMapHuge), and the block starts at kHugeBlockOffset, over
+    // slice descriptors a huge segment never touches.
     segment_map_set(segment, mapped_size, true);
     g_counters.reserved_bytes.fetch_add(mapped_size, std::memory_order_relaxed);
     note_committed(mapped_size);

@@ -1,6 +1,6 @@
 // The engine's index: core data structures and the functions each file provides.
 //
-//   segment (4 MiB, aligned) ── 64 slices of 64 KiB; slice 0 is the header (this struct)
+//   segment (32 MiB, aligned) ── 512 slices of 64 KiB; slices 0-1 are the header (this struct)
 //     └── page = span of slices holding blocks of one size class (or one huge block)
 //   Heap (per thread, plus first-class heaps) ── direct table + page queue per bin
 //   ThreadData (per thread) ── owns segments, spare (empty) segments and pending purges
@@ -12,11 +12,13 @@
 #pragma once
 
 #include <atomic>
+#include <cstddef>
 
 #include "common.h"
 #include "heapscope/heapscope.h"
 #include "heapscope/profile.h"
 #include "size_class.h"
+#include "slice_map.h"
 
 namespace heapscope {
 
@@ -75,8 +77,8 @@ struct alignas(128) Page {
   std::atomic<uint8_t> flags;
   std::atomic<uint8_t> remote_in_full;  // mirror of kPageInFull for remote freers
   std::atomic<uint8_t> huge_tracked;    // huge page linked in its first-class heap's list
-  uint8_t slice_count;                  // slices spanned (0 for a slice that is not a span start)
-  uint8_t slice_back;                   // distance to the span's first slice
+  uint16_t slice_count;                 // slices spanned (0 for a slice that is not a span start)
+  uint16_t slice_back;                  // distance to the span's first slice
   size_t block_size;
   uint8_t* area;
   Heap* heap;  // owning heap (nullptr when abandoned); written by the owner, read by others
@@ -109,15 +111,16 @@ struct Segment {
   Segment* prev;
   bool abandoned;          // on the abandoned list (guarded by the abandoned-list lock)
   bool freed_into;         // abandoned, and freed into by a thread that could not adopt it
-  uint64_t free_slices;    // bit i: slice i belongs to no page
-  uint64_t dirty_slices;   // free slices that may still be resident (to purge)
-  uint64_t young_slices;   // dirty slices freed after purge_deadline was set: wait a round more
-  uint64_t purged_slices;  // free slices purged since they were last used (reuse refaults)
+  SliceMap free_slices;    // slices that belong to no page
+  SliceMap dirty_slices;   // free slices that may still be resident (to purge)
+  SliceMap young_slices;   // dirty slices freed after purge_deadline was set: wait a round more
+  SliceMap purged_slices;  // free slices purged since they were last used (reuse refaults)
   int64_t purge_deadline;  // when the old dirty slices should be purged (ms), 0 when none
   int64_t last_purge_ms;   // when slices of this segment were last purged
   Page pages[kSlicesPerSegment];
 };
 static_assert(sizeof(Segment) <= kSliceSize * kHeaderSlices);
+static_assert(offsetof(Segment, pages) + sizeof(Page) <= kHugeBlockOffset);
 
 struct PageQueue {
   Page* first = nullptr;
@@ -147,6 +150,9 @@ struct alignas(64) Heap {
   HeapCounters counters;
   PageQueue queues[kBinCount];
   PageQueue full;
+  // The one empty large page (a single-block page) kept for a malloc/free ping-pong; keeping
+  // one per class would hold megabytes per class resident when a program cycles sizes.
+  Page* kept_large = nullptr;
   std::atomic<bool> remote_hint{false};  // a remote free landed in a full page
   ThreadData* td = nullptr;
   bool is_default = false;
@@ -189,7 +195,10 @@ extern __thread Heap* tls_heap __attribute__((tls_model("initial-exec")));
 // ---- segment map (segment.cc): O(1) "is this ours" for any pointer ---------------------------
 inline constexpr size_t kAddressBits = 47;
 inline constexpr size_t kSegmentMapSize = size_t{1} << (kAddressBits - kSegmentShift);
-enum SegmentMapEntry : uint8_t { kMapNone = 0, kMapSegment = 1, kMapHugeTail = 2 };
+// kMapSegment: a normal segment starts here (pointer -> page is arithmetic). kMapHuge: a huge
+// mapping starts here, kMapHugeTail: it continues; both resolve to the mapping's pages[0]
+// on the slow path, so a huge segment never initializes its other slice descriptors.
+enum SegmentMapEntry : uint8_t { kMapNone = 0, kMapSegment = 1, kMapHugeTail = 2, kMapHuge = 3 };
 extern std::atomic<uint8_t> g_segment_map[kSegmentMapSize];
 
 // ---- segment.cc --------------------------------------------------------------------------------

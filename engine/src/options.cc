@@ -23,11 +23,15 @@ constexpr OptionRow kOptions[hs_option_count_] = {
     {"check_frees", HS_DEBUG, "abort on double, invalid or foreign frees"},
     {"purge_delay_max", 250,
      "ceiling (ms) the purge delay may grow to while purged memory keeps being reused"},
+    {"dirty_max_bytes", 64L << 20,
+     "free memory one thread keeps resident while it waits for the purge delay; beyond it, the "
+     "oldest is purged at once"},
 };
 
 std::atomic<long> g_values[hs_option_count_] = {
     kOptions[0].default_value, kOptions[1].default_value, kOptions[2].default_value,
     kOptions[3].default_value, kOptions[4].default_value, kOptions[5].default_value,
+    kOptions[6].default_value,
 };
 
 // Parses a decimal integer with an optional sign, or yes/no words; false if malformed.

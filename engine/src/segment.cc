@@ -1,7 +1,7 @@
-// Segments: 4 MiB aligned regions owned by one thread, carved into spans of 64 KiB slices.
-// A 64-bit bitmap per segment tracks free slices (so finding a span is a few shifts), a
-// second one the free slices that may still be resident, purged back to the OS after the
-// purge delay. The segment map answers "is this pointer ours" in O(1) for any address.
+// Segments: 32 MiB aligned regions owned by one thread, carved into spans of 64 KiB slices.
+// A slice bitmap per segment (slice_map.h) tracks free slices, another the free slices that
+// may still be resident, purged back to the OS after the purge delay. The segment map answers "is
+// this pointer ours" in O(1) for any address.
 #include <string.h>
 
 #include "internal.h"
@@ -18,31 +18,25 @@ void segment_map_set(const Segment* segment, size_t mapped_size, bool present) {
   for (size_t i = count; i-- > 1;) {
     g_segment_map[index + i].store(present ? kMapHugeTail : kMapNone, std::memory_order_release);
   }
-  g_segment_map[index].store(present ? kMapSegment : kMapNone, std::memory_order_release);
+  uint8_t head = segment->kind == SegmentKind::kHuge ? kMapHuge : kMapSegment;
+  g_segment_map[index].store(present ? head : uint8_t{kMapNone}, std::memory_order_release);
 }
 
 Segment* segment_of_slow(const void* p) {
   uintptr_t index = reinterpret_cast<uintptr_t>(p) >> kSegmentShift;
   if (index >= kSegmentMapSize) return nullptr;
-  // Interior pointers of over-aligned huge blocks can lie past the segment's first 4 MiB.
+  // Pointers into a huge mapping can lie past its first 32 MiB (kMapHugeTail entries).
   while (g_segment_map[index].load(std::memory_order_acquire) == kMapHugeTail && index > 0) {
     --index;
   }
-  if (g_segment_map[index].load(std::memory_order_acquire) != kMapSegment) return nullptr;
+  uint8_t head = g_segment_map[index].load(std::memory_order_acquire);
+  if (head != kMapSegment && head != kMapHuge) return nullptr;
   return reinterpret_cast<Segment*>(index << kSegmentShift);
 }
 
-static constexpr uint64_t slice_bits(size_t first, size_t count) {
-  uint64_t ones = count >= 64 ? kAllSlices : ((uint64_t{1} << count) - 1);
-  return ones << first;
-}
-
-// Index of the first run of `count` set bits in `mask`, or -1.
-static int find_run(uint64_t mask, size_t count) {
-  uint64_t runs = mask;
-  for (size_t k = 1; k < count && runs != 0; ++k) runs &= mask >> k;
-  return runs == 0 ? -1 : __builtin_ctzll(runs);
-}
+// Every slice but the header's.
+static constexpr SliceMap kUsableSlices =
+    SliceMap::range(kHeaderSlices, kSlicesPerSegment - kHeaderSlices);
 
 static void segment_link(ThreadData* td, Segment* segment) {
   segment->prev = nullptr;
@@ -68,7 +62,7 @@ static Segment* segment_new(ThreadData* td) {
   segment->mapped_size = kSegmentSize;
   segment->mapping = memory;
   segment->owner = td;
-  segment->free_slices = kAllSlices & ~slice_bits(0, kHeaderSlices);
+  segment->free_slices = kUsableSlices;
   segment_link(td, segment);
   segment_map_set(segment, kSegmentSize, true);
   g_counters.segments.fetch_add(1, std::memory_order_relaxed);
@@ -78,11 +72,9 @@ static Segment* segment_new(ThreadData* td) {
 }
 
 static void segment_unmap(Segment* segment) {
-  uint64_t resident = ~segment->free_slices | segment->dirty_slices;
-  g_counters.committed_bytes.fetch_sub(__builtin_popcountll(resident) * kSliceSize,
-                                       std::memory_order_relaxed);
-  g_counters.purged_bytes.fetch_add(__builtin_popcountll(resident) * kSliceSize,
-                                    std::memory_order_relaxed);
+  size_t resident = (~segment->free_slices | segment->dirty_slices).count();
+  g_counters.committed_bytes.fetch_sub(resident * kSliceSize, std::memory_order_relaxed);
+  g_counters.purged_bytes.fetch_add(resident * kSliceSize, std::memory_order_relaxed);
   g_counters.segments.fetch_sub(1, std::memory_order_relaxed);
   g_counters.reserved_bytes.fetch_sub(segment->mapped_size, std::memory_order_relaxed);
   segment_map_set(segment, segment->mapped_size, false);
@@ -110,10 +102,10 @@ static void note_refault(ThreadData* td, const Segment* segment) {
 }
 
 static Page* span_take(ThreadData* td, Segment* segment, size_t first, size_t count) {
-  uint64_t bits = slice_bits(first, count);
-  uint64_t fresh = bits & ~segment->dirty_slices;  // purged or never touched: counts anew
-  note_committed(__builtin_popcountll(fresh) * kSliceSize);
-  if (HS_UNLIKELY((bits & segment->purged_slices) != 0)) {
+  SliceMap bits = SliceMap::range(first, count);
+  SliceMap fresh = bits & ~segment->dirty_slices;  // purged or never touched: counts anew
+  note_committed(fresh.count() * kSliceSize);
+  if (HS_UNLIKELY((bits & segment->purged_slices).any())) {
     note_refault(td, segment);
     segment->purged_slices &= ~bits;
   }
@@ -121,10 +113,10 @@ static Page* span_take(ThreadData* td, Segment* segment, size_t first, size_t co
   segment->free_slices &= ~bits;
   segment->dirty_slices &= ~bits;
   Page* page = &segment->pages[first];
-  page->slice_count = static_cast<uint8_t>(count);
+  page->slice_count = static_cast<uint16_t>(count);
   page->slice_back = 0;
   for (size_t j = 1; j < count; ++j) {
-    segment->pages[first + j].slice_back = static_cast<uint8_t>(j);
+    segment->pages[first + j].slice_back = static_cast<uint16_t>(j);
     segment->pages[first + j].slice_count = 0;
   }
   page->area = reinterpret_cast<uint8_t*>(segment) + first * kSliceSize;
@@ -136,22 +128,43 @@ Page* span_alloc(ThreadData* td, size_t slices) {
   // First a run of still-resident (dirty) free slices: reusing them avoids page faults on
   // memory that was freed a moment ago. Then any free run.
   for (Segment* s = td->segments; s != nullptr; s = s->next) {
-    uint64_t dirty = s->free_slices & s->dirty_slices;
-    if (dirty == 0) continue;
-    int first = find_run(dirty, slices);
+    SliceMap dirty = s->free_slices & s->dirty_slices;
+    if (dirty.none()) continue;
+    long first = dirty.find_run(slices);
     if (first >= 0) return span_take(td, s, static_cast<size_t>(first), slices);
   }
   for (Segment* s = td->segments; s != nullptr; s = s->next) {
-    if (s->free_slices == 0) continue;
-    int first = find_run(s->free_slices, slices);
+    long first = s->free_slices.find_run(slices);
     if (first >= 0) return span_take(td, s, static_cast<size_t>(first), slices);
   }
   Segment* segment = reclaim_abandoned(td, slices);
   if (segment == nullptr) segment = segment_new(td);
   if (segment == nullptr) return nullptr;
-  int first = find_run(segment->free_slices, slices);
+  long first = segment->free_slices.find_run(slices);
   if (first < 0) return nullptr;  // reclaim guarantees room; defensive
   return span_take(td, segment, static_cast<size_t>(first), slices);
+}
+
+// The purge delay bounds how long free memory stays resident; this bounds how much. Freeing
+// many large spans in a burst (buffer churn) would otherwise keep hundreds of MiB resident
+// for a delay. Over the bound, the old generation goes first, then the young one.
+static constexpr size_t kLargeSpanSlices = 16;  // 1 MiB: smaller frees cannot tip the bound
+static void purge_slices(Segment* segment, const SliceMap& slices, int64_t now, bool on_delay);
+
+static void purge_over_dirty_max(ThreadData* td) {
+  long limit = option(hs_option_dirty_max_bytes);
+  if (limit < 0) return;
+  size_t dirty = 0;
+  for (Segment* s = td->segments; s != nullptr; s = s->next) dirty += s->dirty_slices.count();
+  size_t max_slices = static_cast<size_t>(limit) / kSliceSize;
+  for (int pass = 0; pass < 2 && dirty > max_slices; ++pass) {
+    for (Segment* s = td->segments; s != nullptr && dirty > max_slices; s = s->next) {
+      SliceMap victims = pass == 0 ? s->dirty_slices & ~s->young_slices : s->dirty_slices;
+      if (victims.none()) continue;
+      dirty -= victims.count();
+      purge_slices(s, victims, 0, false);
+    }
+  }
 }
 
 void span_free(ThreadData* td, Page* page, bool allow_release) {
@@ -161,6 +174,8 @@ void span_free(ThreadData* td, Page* page, bool allow_release) {
 #if HS_PROFILER
   if (page->sample_bits.load(std::memory_order_relaxed) != nullptr) prof_page_release(page);
 #endif
+  Heap* heap = page->heap;
+  if (heap != nullptr && heap->kept_large == page) heap->kept_large = nullptr;
   for (size_t j = 0; j < count; ++j) {
     Page* slice = &segment->pages[first + j];
     slice->free = slice->local_free = nullptr;
@@ -178,7 +193,7 @@ void span_free(ThreadData* td, Page* page, bool allow_release) {
     slice->remote_in_full.store(0, std::memory_order_relaxed);
     slice->next = slice->prev = nullptr;
   }
-  uint64_t bits = slice_bits(first, count);
+  SliceMap bits = SliceMap::range(first, count);
   segment->free_slices |= bits;
   segment->dirty_slices |= bits;
   g_counters.pages.fetch_sub(1, std::memory_order_relaxed);
@@ -198,12 +213,13 @@ void span_free(ThreadData* td, Page* page, bool allow_release) {
     }
   }
   if (allow_release && segment_is_empty(segment)) segment_release(td, segment);
+  if (count >= kLargeSpanSlices) purge_over_dirty_max(td);
   purge_due(td, delay == 0);
 }
 
 void segment_release(ThreadData* td, Segment* segment) {
   // Keep a few empty segments mapped (their pages are purged after the delay): churn of
-  // large buffers then reuses address space instead of mapping and unmapping 4 MiB each time.
+  // large buffers then reuses address space instead of mapping and unmapping each time.
   uint32_t spares = 0;
   for (Segment* s = td->segments; s != nullptr; s = s->next) {
     if (s != segment && segment_is_empty(s)) ++spares;
@@ -216,28 +232,25 @@ void segment_release(ThreadData* td, Segment* segment) {
 // Returns the given dirty slices of a segment to the OS. Only purges made on the delay are
 // remembered for refault detection: a forced one (hs_collect, thread exit) says nothing
 // about whether the delay was too short.
-static void purge_slices(Segment* segment, uint64_t slices, int64_t now, bool on_delay) {
-  g_counters.committed_bytes.fetch_sub(__builtin_popcountll(slices) * kSliceSize,
-                                       std::memory_order_relaxed);
-  g_counters.purged_bytes.fetch_add(__builtin_popcountll(slices) * kSliceSize,
-                                    std::memory_order_relaxed);
+static void purge_slices(Segment* segment, const SliceMap& slices, int64_t now, bool on_delay) {
+  g_counters.committed_bytes.fetch_sub(slices.count() * kSliceSize, std::memory_order_relaxed);
+  g_counters.purged_bytes.fetch_add(slices.count() * kSliceSize, std::memory_order_relaxed);
   segment->dirty_slices &= ~slices;
   segment->young_slices &= ~slices;
   if (on_delay) {
     segment->purged_slices |= slices;
     segment->last_purge_ms = now;
   }
-  while (slices != 0) {
-    size_t first = static_cast<size_t>(__builtin_ctzll(slices));
-    uint64_t rest = slices >> first;
-    size_t count = ~rest == 0 ? 64 - first : static_cast<size_t>(__builtin_ctzll(~rest));
+  slices.for_each_run([segment](size_t first, size_t count) {
     os::purge(reinterpret_cast<uint8_t*>(segment) + first * kSliceSize, count * kSliceSize);
-    slices &= ~slice_bits(first, count);
-  }
+  });
 }
 
 static void segment_purge(Segment* segment) {
-  if (segment->dirty_slices != 0) purge_slices(segment, segment->dirty_slices, 0, false);
+  if (segment->dirty_slices.any()) {
+    SliceMap dirty = segment->dirty_slices;
+    purge_slices(segment, dirty, 0, false);
+  }
   segment->purge_deadline = 0;
 }
 
@@ -263,7 +276,7 @@ void purge_due(ThreadData* td, bool force) {
   int64_t next = 0;
   bool purged = false;
   for (Segment* s = td->segments; s != nullptr; s = s->next) {
-    if (s->dirty_slices == 0) {
+    if (s->dirty_slices.none()) {
       s->purge_deadline = 0;
       continue;
     }
@@ -272,13 +285,13 @@ void purge_due(ThreadData* td, bool force) {
       continue;
     }
     if (s->purge_deadline <= now) {
-      uint64_t old = s->dirty_slices & ~s->young_slices;
-      if (old != 0) {
+      SliceMap old = s->dirty_slices & ~s->young_slices;
+      if (old.any()) {
         purge_slices(s, old, now, true);
         purged = true;
       }
-      s->young_slices = 0;  // the rest now waits one full delay
-      s->purge_deadline = s->dirty_slices != 0 ? now + (delay > 0 ? delay : 0) : 0;
+      s->young_slices = SliceMap{};  // the rest now waits one full delay
+      s->purge_deadline = s->dirty_slices.any() ? now + (delay > 0 ? delay : 0) : 0;
     }
     if (s->purge_deadline != 0 && (next == 0 || s->purge_deadline < next)) {
       next = s->purge_deadline;
@@ -298,7 +311,7 @@ void segments_unmap_if_empty(ThreadData* td) {
   Segment* s = td->segments;
   while (s != nullptr) {
     Segment* following = s->next;
-    if (s->free_slices == (kAllSlices & ~slice_bits(0, kHeaderSlices))) {
+    if (s->free_slices == kUsableSlices) {
       segment_unlink(td, s);
       segment_unmap(s);
     }
@@ -312,14 +325,12 @@ void segment_attach(ThreadData* td, Segment* segment) {
   segment_link(td, segment);
 }
 void segment_purge_now(Segment* segment) {
-  if (segment->dirty_slices != 0) segment_purge(segment);
+  if (segment->dirty_slices.any()) segment_purge(segment);
 }
 void segment_unmap_now(Segment* segment) { segment_unmap(segment); }
-bool segment_is_empty(const Segment* segment) {
-  return segment->free_slices == (kAllSlices & ~slice_bits(0, kHeaderSlices));
-}
+bool segment_is_empty(const Segment* segment) { return segment->free_slices == kUsableSlices; }
 bool segment_has_run(const Segment* segment, size_t slices) {
-  return find_run(segment->free_slices, slices) >= 0;
+  return segment->free_slices.find_run(slices) >= 0;
 }
 
 }  // namespace heapscope

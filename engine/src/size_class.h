@@ -8,7 +8,7 @@
 
 namespace heapscope {
 
-inline constexpr size_t kBinCount = 65;  // bins 1..64; bin 0 unused
+inline constexpr size_t kBinCount = 77;  // bins 1..76; bin 0 unused
 
 constexpr size_t bin_of(size_t size) {
   if (size <= 128) return size <= 16 ? 1 : (size + 15) >> 4;
@@ -36,6 +36,6 @@ static_assert(bin_of(1) == 1 && bin_block_size(1) == 16);
 static_assert(bin_of(128) == 8 && bin_of(129) == 9 && bin_block_size(9) == 160);
 static_assert(bin_of(256) == 12 && bin_block_size(12) == 256 && bin_of(257) == 13);
 static_assert(bin_of(kLargeMax) == kBinCount - 1 && bin_block_size(kBinCount - 1) == kLargeMax);
-static_assert(bin_page_slices(kBinCount - 1) == 32);
+static_assert(bin_page_slices(kBinCount - 1) == 256);
 
 }  // namespace heapscope

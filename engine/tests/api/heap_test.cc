@@ -157,7 +157,7 @@ TEST(Heap, DestroyFreesEverything) {
     requested += n;
     usable += hs_usable_size(p);
   }
-  for (size_t n : {200 * kKiB, 2 * kMiB, 9 * kMiB}) {
+  for (size_t n : {200 * kKiB, 2 * kMiB, 24 * kMiB}) {  // 24 MiB: a huge block
     void* p = hs_heap_malloc(heap, n);
     ASSERT_NE(p, nullptr);
     requested += n;

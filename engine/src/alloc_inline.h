@@ -159,14 +159,16 @@ HS_ALWAYS_INLINE void note_resize_in_place(void* p, size_t new_size) {
 #endif
 }
 
-// The block was allocated with a rounded size: a sample records what was asked for.
-HS_ALWAYS_INLINE void note_sampled_request(void* p, size_t size) {
+// The block was allocated with a rounded size: if it became a sample, the sample records what
+// was asked for. Only a sample pays the lookup (record_sample remembers its block).
+HS_ALWAYS_INLINE void note_sampled_request(Heap* heap, void* p, size_t size) {
 #if HS_PROFILER
-  Page* page = page_of(p);
-  if (HS_UNLIKELY(page != nullptr && (page_flags(page) & kPageSampled) != 0)) {
-    sampled_set_requested(page, p, size);
+  if (HS_UNLIKELY(heap->prof_last_sample == p)) {
+    heap->prof_last_sample = nullptr;
+    sampled_set_requested(page_of(p), p, size);
   }
 #else
+  (void)heap;
   (void)p;
   (void)size;
 #endif
@@ -192,8 +194,9 @@ inline void* heap_malloc_aligned(Heap* heap, size_t size, size_t alignment) {
     // Statistics count what the caller asked for, not the rounding (modular add of size -
     // rounded). heap_malloc may have initialized the thread's heap, so re-read it.
     if (p != nullptr) {
-      tls_heap_or(heap)->counters.requested_bytes.add(size - rounded);
-      note_sampled_request(p, size);
+      Heap* served = tls_heap_or(heap);
+      served->counters.requested_bytes.add(size - rounded);
+      note_sampled_request(served, p, size);
     }
     return p;
   }

@@ -166,6 +166,7 @@ struct alignas(64) Heap {
   uint64_t prof_interval = 0;                  // mean sample distance now (0: not sampling)
   uint64_t prof_bytes_since_sample = 0;        // distance covered by the last sample
   hs_profiler_t* prof_owner = nullptr;         // user profiler sampling this heap now
+  void* prof_last_sample = nullptr;            // the block record_sample saw last
   hs_profiler_t* attached_profiler = nullptr;  // hs_heap_profile
   bool profile_disabled = false;               // hs_heap_profile_disable
 };
@@ -271,7 +272,7 @@ void sampled_set_requested(Page* page, void* p, size_t size);  // silent size co
 void prof_heap_destroy(Heap* heap);
 void prof_page_release(Page* page);  // page->sample_bits is set
 void prof_heap_init(Heap* heap);
-void prof_poke_all_heaps();
+void prof_rearm_own_heaps();
 void prof_process_init();   // auto-start from the environment
 void prof_fork(int phase);  // 0 prepare, 1 parent, 2 child
 

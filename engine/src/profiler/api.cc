@@ -170,7 +170,7 @@ bool start_session(const Settings& s) {
     g_session.enabled.store(true, std::memory_order_release);
     g_generation.fetch_add(1, std::memory_order_release);
   }
-  prof_poke_all_heaps();
+  prof_rearm_own_heaps();
   return true;
 }
 
@@ -496,7 +496,7 @@ HS_API void hs_prof_stop(void) {
       g_memory.release_everything();
     }
   }
-  prof_poke_all_heaps();
+  prof_rearm_own_heaps();
 }
 
 HS_API bool hs_prof_is_enabled(void) { return g_session.enabled.load(std::memory_order_relaxed); }

@@ -64,7 +64,7 @@ UserState* state_of(hs_profiler_t* profiler) {
 
 void bump_generation() {
   g_generation.fetch_add(1, std::memory_order_release);
-  prof_poke_all_heaps();
+  prof_rearm_own_heaps();
 }
 
 size_t data_bytes(const hs_profiler_t* profiler) {

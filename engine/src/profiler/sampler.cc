@@ -125,7 +125,7 @@ void prof_heap_init(Heap* heap) {
 
 // The calling thread's heaps see a new session on their next allocation; other threads' within
 // a MiB of allocation (their countdowns are theirs alone to write).
-void prof_poke_all_heaps() {
+void prof_rearm_own_heaps() {
   Heap* own = tls_heap;
   if (own == &g_empty_heap) return;
   countdown_set(own, 0);
@@ -249,6 +249,7 @@ HS_TEXT HS_NOINLINE void record_sample(Heap* heap, void* p, size_t size) {
     user_sample(heap->prof_owner, heap, p, size, heap->prof_interval);
     return;
   }
+  heap->prof_last_sample = p;  // an aligned allocation then records its requested size
   record_sample_locked_part(heap, p, size);
   pprof_auto_snapshot_check();
 }

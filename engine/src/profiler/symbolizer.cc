@@ -48,16 +48,23 @@ bool in_file(size_t file_size, uint64_t offset, uint64_t len) {
   return offset <= file_size && len <= file_size - offset;
 }
 
+// The section header table (and the ELF header in *header), or nullptr when the table does
+// not lie inside the file.
+const Elf64_Shdr* section_headers(const uint8_t* file, size_t file_size, Elf64_Ehdr* header) {
+  memcpy(header, file, sizeof *header);
+  if (header->e_shentsize != sizeof(Elf64_Shdr) ||
+      !in_file(file_size, header->e_shoff, uint64_t{header->e_shnum} * sizeof(Elf64_Shdr))) {
+    return nullptr;
+  }
+  return reinterpret_cast<const Elf64_Shdr*>(file + header->e_shoff);
+}
+
 // Whether the file's NT_GNU_BUILD_ID note (from its SHT_NOTE sections) is `expected_hex`.
 bool build_id_matches(const uint8_t* file, size_t file_size, const char* expected_hex) {
   if (expected_hex[0] == '\0') return true;
   Elf64_Ehdr header;
-  memcpy(&header, file, sizeof header);
-  if (header.e_shentsize != sizeof(Elf64_Shdr) ||
-      !in_file(file_size, header.e_shoff, uint64_t{header.e_shnum} * sizeof(Elf64_Shdr))) {
-    return false;
-  }
-  const auto* sections = reinterpret_cast<const Elf64_Shdr*>(file + header.e_shoff);
+  const Elf64_Shdr* sections = section_headers(file, file_size, &header);
+  if (sections == nullptr) return false;
   for (size_t s = 0; s < header.e_shnum; ++s) {
     const Elf64_Shdr& section = sections[s];
     if (section.sh_type != SHT_NOTE || !in_file(file_size, section.sh_offset, section.sh_size)) {
@@ -130,12 +137,8 @@ void Symbolizer::truncate_symbols(size_t count) {
 bool Symbolizer::add_function_symbols(const uint8_t* file, size_t file_size,
                                       uint32_t section_type) {
   Elf64_Ehdr header;
-  memcpy(&header, file, sizeof header);
-  if (header.e_shentsize != sizeof(Elf64_Shdr) ||
-      !in_file(file_size, header.e_shoff, uint64_t{header.e_shnum} * sizeof(Elf64_Shdr))) {
-    return false;
-  }
-  const auto* sections = reinterpret_cast<const Elf64_Shdr*>(file + header.e_shoff);
+  const Elf64_Shdr* sections = section_headers(file, file_size, &header);
+  if (sections == nullptr) return false;
   for (size_t s = 0; s < header.e_shnum; ++s) {
     const Elf64_Shdr& table = sections[s];
     if (table.sh_type != section_type || table.sh_entsize != sizeof(Elf64_Sym) ||

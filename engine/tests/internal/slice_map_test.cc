@@ -1,5 +1,7 @@
 // SliceMap (engine/src/slice_map.h) against a std::bitset model: random sets, every run
 // length, runs that cross word boundaries.
+#include "slice_map.h"
+
 #include <gtest/gtest.h>
 
 #include <bitset>
@@ -7,7 +9,6 @@
 #include <vector>
 
 #include "../support/test_support.h"
-#include "slice_map.h"
 
 namespace {
 

@@ -287,12 +287,16 @@ TEST(Threads, FreesIntoExitedThreadsSegmentsRaceWithReclaim) {
 int child_work(const Block& inherited) {
   if (!block_ok(inherited)) return 10;
   hs_free(inherited.p);  // a block the parent allocated before the fork
-  std::vector<Block> blocks;
-  for (size_t n : {size_t{8}, size_t{100}, size_t{3000}, 50 * kKiB, 700 * kKiB, 5 * kMiB}) {
+  // No C++ containers here: under ASan they allocate from the sanitizer's allocator, whose
+  // locks another parent thread may have held at fork() (its children then deadlock).
+  std::array<Block, 128> blocks{};
+  size_t count = 0;
+  for (size_t n :
+       {size_t{8}, size_t{100}, size_t{3000}, 50 * kKiB, 700 * kKiB, 5 * kMiB, 20 * kMiB}) {
     for (int i = 0; i < (n > 1 * kMiB ? 4 : 20); ++i) {
       Block b = make_block(n, n + static_cast<size_t>(i));
       if (b.p == nullptr) return 11;
-      blocks.push_back(b);
+      blocks[count++] = b;
     }
   }
   void* r = hs_realloc(blocks[0].p, 200 * kKiB);
@@ -304,9 +308,9 @@ int child_work(const Block& inherited) {
     if (hs_heap_malloc(heap, 64) == nullptr) return 14;
   }
   hs_heap_destroy(heap);
-  for (const Block& b : blocks) {
-    if (!block_ok(b)) return 15;
-    hs_free(b.p);
+  for (size_t i = 0; i < count; ++i) {
+    if (!block_ok(blocks[i])) return 15;
+    hs_free(blocks[i].p);
   }
   hs_stats_t s;
   std::memset(&s, 0, sizeof(s));

@@ -19,7 +19,7 @@ but stopped (engine), and running at the default 512 KiB interval (engine-prof, 
 beside jemalloc with and without its own sampling profiler (prof:true,lg_prof_sample:19) and
 gperftools' full tcmalloc with and without sampling (TCMALLOC_SAMPLE_PARAMETER=524288); the
 table then gives the paired ratios engine/engine-noprof, engine-prof/engine and the peers' own.
-  python3 engine/bench/compare.py --build-dir build/release --set tax --filter 'pair/(16|64|256)$'
+  python3 engine/bench/compare.py --build-dir build/release --set tax --filter 'pair/(16|64|256)/'
 """
 import argparse
 import json
@@ -94,6 +94,9 @@ def run_bench(bench, lib, expect, extra, args):
     proc = subprocess.run(cmd, env=child_env(lib, expect, extra), capture_output=True, text=True)
     if proc.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd)} exited {proc.returncode}: {proc.stderr.strip()[-400:]}")
+    if not proc.stdout.strip():
+        # Google Benchmark prints nothing on stdout when --benchmark_filter matches no row.
+        raise RuntimeError(f"no benchmark output ({proc.stderr.strip()[-200:] or 'filter matched nothing?'})")
     data = json.loads(proc.stdout)
     found = data.get("context", {}).get("malloc_library", "?")
     if expect not in found:

@@ -89,8 +89,10 @@ def child_env(lib, expect, extra):
     return env
 
 
-def run_bench(bench, lib, expect, extra, args):
-    cmd = [bench, "--benchmark_format=json"] + args
+def run_bench(bench, lib, expect, extra, args, pin=None):
+    # taskset keeps the run on one CPU: with the rounds interleaved, the minimum over rounds
+    # is then a stable estimate of the cost (noise only ever adds time).
+    cmd = (["taskset", "-c", pin] if pin else []) + [bench, "--benchmark_format=json"] + args
     proc = subprocess.run(cmd, env=child_env(lib, expect, extra), capture_output=True, text=True)
     if proc.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd)} exited {proc.returncode}: {proc.stderr.strip()[-400:]}")
@@ -138,6 +140,7 @@ def main():
     ap.add_argument("--min-time", default="0.1", help="--benchmark_min_time per repetition (s)")
     ap.add_argument("--filter", default="", help="--benchmark_filter regex")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--pin", help="run each benchmark under taskset -c PIN (e.g. 1)")
     ap.add_argument("--no-rss", action="store_true", help="skip the peak-RSS runs")
     ap.add_argument("--only", default="", help="comma-separated allocator names to run")
     ap.add_argument("--json-out", help="write every measurement here as JSON")
@@ -186,7 +189,7 @@ def main():
             if name in failures:
                 continue
             try:
-                for row, ns in run_bench(bench, lib, expect, extra, bench_args).items():
+                for row, ns in run_bench(bench, lib, expect, extra, bench_args, opts.pin).items():
                     times[name].setdefault(row, []).append(ns)
                 if not opts.no_rss:
                     rss[name].append(run_rss(bench, lib, expect, extra))
@@ -233,7 +236,8 @@ def main():
         print(f"| {row} | " + " | ".join(cells) + " |")
 
     if opts.set == "tax":
-        print("\npaired ratios (median over rounds of A_round / B_round; min-max over rounds)\n")
+        print("\npaired ratios (median over rounds of A_round / B_round; min-max over rounds;"
+              " best = fastest A round / fastest B round)\n")
         pairs = [(a, b) for a, b in TAX_PAIRS if a in names and b in names]
         print("| row | " + " | ".join(f"{a} / {b}" for a, b in pairs) + " |")
         print("|" + "---|" * (len(pairs) + 1))
@@ -247,8 +251,10 @@ def main():
                     continue
                 ratios = [x / y for x, y in zip(xa, xb)]
                 med = statistics.median(ratios)
-                report["paired"].setdefault(row, {})[f"{a}/{b}"] = dict(summarize(ratios), per_round=ratios)
-                cells.append(f"{med:.3f} ({min(ratios):.3f}-{max(ratios):.3f})")
+                best = min(xa) / min(xb)
+                report["paired"].setdefault(row, {})[f"{a}/{b}"] = dict(
+                    summarize(ratios), per_round=ratios, ratio_of_fastest=best)
+                cells.append(f"{med:.3f} ({min(ratios):.3f}-{max(ratios):.3f}) best {best:.3f}")
             print(f"| {row} | " + " | ".join(cells) + " |")
 
     if not opts.no_rss and any(rss.values()):

@@ -109,12 +109,10 @@ HS_ALWAYS_INLINE void free_impl(void* p) {
     Heap* heap = page->heap;
     heap->counters.free_count.add(1);
     heap->counters.freed_total.add(page->block_size);
-    // A small or medium page alone in its queue is kept when it empties (page_retire would
-    // decide the same): checking that here saves the call in the malloc/free ping-pong
-    // pattern. A large page (one block of up to 16 MiB) always goes to page_retire, which
-    // schedules the purge round that returns it if it stays empty.
-    if (HS_UNLIKELY(--page->used == 0) &&
-        (page->next != nullptr || page->prev != nullptr || page->reserved == 1)) {
+    // A page alone in its queue is kept when it empties (page_retire would decide the same):
+    // checking that here saves the call in the malloc/free ping-pong pattern. (Large pages
+    // carry kPageLarge, so their frees reach page_retire through the generic path.)
+    if (HS_UNLIKELY(--page->used == 0) && (page->next != nullptr || page->prev != nullptr)) {
       page_retire(heap, page);
     }
     return;

@@ -52,6 +52,7 @@ enum PageFlags : uint8_t {
   kPageChecked = 4,   // double/invalid free checks requested
   kPageHuge = 8,      // a dedicated mapping holding one block
   kPageSampled = 16,  // the profiler sampled a block here (see sample_bits)
+  kPageLarge = 32,    // one block per page: frees take the generic path (page_retire decides)
 };
 
 // 128 bytes, so pointer -> page is a shift rather than a multiply on the free fast path.

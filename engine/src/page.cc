@@ -17,8 +17,9 @@ void page_init(Page* page, Heap* heap, size_t bin) {
   page->used = 0;
   page->free = nullptr;
   page->local_free = nullptr;
-  page->flags.store(option(hs_option_check_frees) != 0 ? kPageChecked : 0,
-                    std::memory_order_relaxed);
+  uint8_t flags = option(hs_option_check_frees) != 0 ? kPageChecked : 0;
+  if (page->reserved == 1) flags |= kPageLarge;
+  page->flags.store(flags, std::memory_order_relaxed);
   __atomic_store_n(&page->heap, heap, __ATOMIC_RELAXED);
   page->thread_free.store(nullptr, std::memory_order_relaxed);
   page->remote_in_full.store(0, std::memory_order_relaxed);

@@ -86,14 +86,19 @@ TEST(ReturnToOs, RssFallsAfterFreeingALargeLiveSet) {
               rss_now / kMiB, waited);
 }
 
+// Statistics after adopting whatever earlier tests in this process left abandoned.
+hs_stats_t stats_with_nothing_abandoned() {
+  hs_collect(1);
+  return hs_test::stats_now();
+}
+
 // Frees that arrive after their allocating thread exited land in abandoned pages nobody
 // collects. The freeing thread must take such a segment over at once, so the memory comes
 // back even if this thread never allocates again (CI once saw 113 MiB stay resident when
 // reclaim waited for a global 4 MiB trigger).
 TEST(ReturnToOs, FreesAfterTheOwnerExitedReclaimItsSegments) {
   if (hs_test::kSanitized) GTEST_SKIP() << "the sanitizer allocator replaces ours";
-  hs_collect(1);  // adopts whatever earlier tests in this process left abandoned
-  const hs_stats_t before = hs_test::stats_now();
+  const hs_stats_t before = stats_with_nothing_abandoned();
   ASSERT_EQ(before.abandoned_segments, 0u);
   std::vector<void*> blocks;
   std::thread owner([&blocks] {
@@ -134,8 +139,7 @@ void churn_small_blocks() {
 
 TEST(ReturnToOs, FreesFromALateDestructorAreReclaimedByALiveThread) {
   if (hs_test::kSanitized) GTEST_SKIP() << "the sanitizer allocator replaces ours";
-  hs_collect(1);  // adopts whatever earlier tests in this process left abandoned
-  const hs_stats_t before = hs_test::stats_now();
+  const hs_stats_t before = stats_with_nothing_abandoned();
   ASSERT_EQ(before.abandoned_segments, 0u);
   std::vector<void*> blocks;
   g_late_blocks = &blocks;

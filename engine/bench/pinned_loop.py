@@ -5,11 +5,12 @@ The smallest cost measurement there is: a C program (compiled here with cc, no a
 linked) times N pairs of malloc(size), a one-byte write and free(), after a warm-up. Every
 round runs each allocator once, in a shuffled order, under `taskset -c CPU`. Reported per
 size: the fastest round and the median (ns per pair), and against the first allocator named
-the paired median ratio and the ratio of fastest rounds. On a shared VM the fastest round is
+the paired median ratio with its 95% bootstrap interval (rounds resampled with replacement,
+seeded) and the ratio of fastest rounds. On a shared VM the fastest round is
 the steadier figure: noise only ever adds time.
 
 Allocators: engine, engine-noprof, engine-prof (HEAPSCOPE_PROF=1), mimalloc, tcmalloc,
-jemalloc, glibc.
+jemalloc, jemalloc-prof (its sampling profiler at 512 KiB), glibc.
 
 Example (after building the Release preset):
   python3 engine/bench/pinned_loop.py --build-dir build/release --sizes 16,64,256 \\
@@ -54,6 +55,9 @@ def allocator_table(build_dir):
         "mimalloc": (os.path.join(LIB_DIR, "libmimalloc.so.2"), {}),
         "tcmalloc": (os.path.join(LIB_DIR, "libtcmalloc_minimal.so.4"), {}),
         "jemalloc": (os.path.join(LIB_DIR, "libjemalloc.so.2"), {}),
+        # jemalloc's own sampling heap profiler at the same mean interval (2^19 = 512 KiB).
+        "jemalloc-prof": (os.path.join(LIB_DIR, "libjemalloc.so.2"),
+                          {"MALLOC_CONF": "prof:true,lg_prof_sample:19"}),
         "glibc": (None, {}),
     }
 
@@ -67,6 +71,7 @@ def main():
     ap.add_argument("--pairs", type=int, default=20_000_000, help="malloc/free pairs per run")
     ap.add_argument("--cpu", default="1", help="taskset -c CPU")
     ap.add_argument("--seed", type=int, default=3)
+    ap.add_argument("--resamples", type=int, default=10_000, help="bootstrap resamples of the rounds")
     opts = ap.parse_args()
 
     table = allocator_table(opts.build_dir)
@@ -99,11 +104,23 @@ def main():
                                          env=env, capture_output=True, text=True, check=True)
                     times[name].append(float(out.stdout))
             base = names[0]
-            print(f"{size} B (ns per pair; fastest round, median; vs {base}: paired median, fastest/fastest)")
+            print(f"{size} B (ns per pair; fastest round, median; vs {base}: paired median "
+                  f"[95% bootstrap interval], fastest/fastest)")
             for name in names:
                 ratios = [a / b for a, b in zip(times[name], times[base])]
+                low, high = bootstrap_median_interval(ratios, opts.resamples, rng)
                 print(f"  {name:14s} {min(times[name]):6.2f} {statistics.median(times[name]):6.2f}"
-                      f"   x{statistics.median(ratios):.3f}  x{min(times[name]) / min(times[base]):.3f}")
+                      f"   x{statistics.median(ratios):.3f} [{low:.3f}, {high:.3f}]"
+                      f"  x{min(times[name]) / min(times[base]):.3f}")
+
+
+def bootstrap_median_interval(values, resamples, rng):
+    """Percentile bootstrap 95% interval of the median: the rounds are the resampled unit."""
+    n = len(values)
+    if n < 2:
+        return values[0], values[0]
+    medians = sorted(statistics.median(rng.choices(values, k=n)) for _ in range(resamples))
+    return medians[int(0.025 * resamples)], medians[min(resamples - 1, int(0.975 * resamples))]
 
 
 if __name__ == "__main__":

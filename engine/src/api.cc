@@ -237,7 +237,11 @@ HS_TEXT void hs_collect(int force) {
     return;
   }
   heap_release_all(heap);
-  if (force) reclaim_all_abandoned(heap->td);
+  if (force) {
+    reclaim_all_abandoned(heap->td);
+  } else {
+    reclaim_freed_into(heap->td);  // only segments freed into after their thread exited
+  }
   purge_due(heap->td, true);
 }
 

@@ -271,9 +271,14 @@ static void free_remote(Page* page, Block* block) {
   } while (!page->thread_free.compare_exchange_weak(head, block, std::memory_order_seq_cst,
                                                     std::memory_order_relaxed));
   if (page->remote_in_full.load(std::memory_order_seq_cst) != 0) {
-    // Heap structs are never unmapped, so a stale owner only costs a spurious scan.
+    // Heap structs are never unmapped, so a stale owner only costs a spurious scan. No
+    // owner: the page was abandoned after we read its owner; a live thread sweeps for it.
     Heap* owner = __atomic_load_n(&page->heap, __ATOMIC_RELAXED);
-    if (owner != nullptr) owner->remote_hint.store(true, std::memory_order_release);
+    if (owner != nullptr) {
+      owner->remote_hint.store(true, std::memory_order_release);
+    } else {
+      g_abandoned_freed_into.store(true, std::memory_order_release);
+    }
   }
 }
 
@@ -311,7 +316,8 @@ void free_generic(Page* page, void* p) {
     huge_free(page);
     return;
   }
-  uintptr_t owner_tid = page->owner_tid.load(std::memory_order_relaxed);
+  // Acquire: a 0 read here means the segment's abandoned flag is visible (abandon_segments).
+  uintptr_t owner_tid = page->owner_tid.load(std::memory_order_acquire);
   bool owner = owner_tid == os::thread_id();
   // A page of an exited thread: take its segment over first, then free as its owner.
   // Normal (not huge) pages live in their segment's header, so the segment is an align-down.

@@ -252,8 +252,10 @@ void registry_add(Heap* heap);
 void registry_remove(Heap* heap);
 Segment* reclaim_abandoned(ThreadData* td, size_t slices_wanted);
 void reclaim_all_abandoned(ThreadData* td);
-bool reclaim_segment_on_free(Segment* segment);   // before freeing into an abandoned page
-extern std::atomic<bool> g_abandoned_freed_into;  // some abandoned segment has freed_into set
+bool reclaim_segment_on_free(Segment* segment);  // before freeing into an abandoned page
+// Some abandoned segment was freed into and nobody adopted it (freed_into set, or remote
+// frees left in its pages): the next live thread's slow path or hs_collect adopts it.
+extern std::atomic<bool> g_abandoned_freed_into;
 void reclaim_freed_into(ThreadData* td);
 
 // ---- huge.cc -----------------------------------------------------------------------------------

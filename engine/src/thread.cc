@@ -212,6 +212,11 @@ static void abandoned_unlink(Segment* segment) {
   __atomic_store_n(&segment->freed_into, false, __ATOMIC_RELAXED);
 }
 
+// Publishing a segment and giving up its pages happen under the list lock, push first: a
+// freer that sees a page's owner_tid at 0 then always finds the segment on the list (or
+// already adopted again), never in between. A freer that read the old owner_tid just before
+// and frees remotely is caught by the remote_in_full handshake (free_remote): either it sees
+// the flag and asks for a sweep, or the check below sees its block and flags the segment.
 static void abandon_segments(ThreadData* td) {
   segments_unmap_if_empty(td);
   Segment* segment = td->segments;
@@ -219,16 +224,23 @@ static void abandon_segments(ThreadData* td) {
     Segment* next = segment->next;
     segment_detach(td, segment);
     segment_purge_now(segment);
+    segment->owner = nullptr;
+    spin_lock(g_abandoned_lock);
+    abandoned_push(segment);
+    bool freed_meanwhile = false;
     for (size_t i = kHeaderSlices; i < kSlicesPerSegment; ++i) {
       Page* page = &segment->pages[i];
       if (page->slice_count == 0) continue;
       page->next = page->prev = nullptr;
       __atomic_store_n(&page->heap, nullptr, __ATOMIC_RELAXED);
+      page->remote_in_full.store(1, std::memory_order_seq_cst);
       page->owner_tid.store(0, std::memory_order_release);
+      if (page->thread_free.load(std::memory_order_seq_cst) != nullptr) freed_meanwhile = true;
     }
-    segment->owner = nullptr;
-    spin_lock(g_abandoned_lock);
-    abandoned_push(segment);
+    if (freed_meanwhile) {
+      __atomic_store_n(&segment->freed_into, true, __ATOMIC_RELAXED);
+      g_abandoned_freed_into.store(true, std::memory_order_release);
+    }
     spin_unlock(g_abandoned_lock);
     g_counters.abandoned_segments.fetch_add(1, std::memory_order_relaxed);
     segment = next;
@@ -302,6 +314,18 @@ bool reclaim_segment_on_free(Segment* segment) {
   return true;
 }
 
+static bool has_remote_frees(const Segment* segment) {
+  for (size_t i = kHeaderSlices; i < kSlicesPerSegment; ++i) {
+    const Page* page = &segment->pages[i];
+    if (page->slice_count != 0 && page->thread_free.load(std::memory_order_relaxed) != nullptr)
+      return true;
+  }
+  return false;
+}
+
+// Adopts every abandoned segment that was freed into without being adopted: flagged ones,
+// and (the flag could not be set by a freer whose block may already be gone) any with
+// uncollected remote frees. Rare: only a late destructor or a free racing an abandon asks.
 void reclaim_freed_into(ThreadData* td) {
   if (!g_abandoned_freed_into.exchange(false, std::memory_order_acquire)) return;
   Segment* taken = nullptr;
@@ -309,7 +333,7 @@ void reclaim_freed_into(ThreadData* td) {
   Segment* segment = g_abandoned;
   while (segment != nullptr) {
     Segment* next = segment->next;
-    if (__atomic_load_n(&segment->freed_into, __ATOMIC_RELAXED)) {
+    if (__atomic_load_n(&segment->freed_into, __ATOMIC_RELAXED) || has_remote_frees(segment)) {
       abandoned_unlink(segment);
       segment->next = taken;
       taken = segment;

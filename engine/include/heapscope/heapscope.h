@@ -128,7 +128,8 @@ HS_API long hs_option_get(hs_option_t option);
 HS_API void hs_option_set(hs_option_t option, long value);
 HS_API const char* hs_option_name(hs_option_t option);  // e.g. "purge_delay"
 
-// Purges free memory now (force != 0: also the current thread's cached memory).
+// Purges free memory now and takes over exited threads' segments that were freed into
+// (force != 0: also the current thread's cached memory, and every exited thread's segment).
 HS_API void hs_collect(int force);
 // Library version, e.g. 100 for 0.1.0.
 HS_API int hs_version(void);

@@ -10,7 +10,8 @@ seeded) and the ratio of fastest rounds. On a shared VM the fastest round is
 the steadier figure: noise only ever adds time.
 
 Allocators: engine, engine-noprof, engine-prof (HEAPSCOPE_PROF=1), mimalloc, tcmalloc,
-jemalloc, jemalloc-prof (its sampling profiler at 512 KiB), glibc.
+jemalloc, jemalloc-prof (its sampling profiler at 512 KiB), glibc, and file:PATH for any
+other library (e.g. a copy built from another commit, to pair two versions).
 
 Example (after building the Release preset):
   python3 engine/bench/pinned_loop.py --build-dir build/release --sizes 16,64,256 \\
@@ -77,6 +78,8 @@ def main():
     table = allocator_table(opts.build_dir)
     names = opts.allocators.split(",")
     for name in names:
+        if name.startswith("file:"):  # any other build of a library, e.g. to pair two commits
+            table[name] = (os.path.abspath(name[len("file:"):]), {})
         if name not in table:
             sys.exit(f"pinned_loop: unknown allocator {name!r} (known: {', '.join(table)})")
         lib = table[name][0]

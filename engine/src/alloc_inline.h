@@ -3,7 +3,8 @@
 //
 //   malloc(size <= 1 KiB): heap->direct[(size+15)/16] -> page; pop page->free; count.
 //   free(p): segment map says "ours" -> page = segment->pages[slice] -> owner thread and no
-//            page flags -> push onto page->local_free; retire the page if it became empty.
+//            page flags -> push onto page->free (LIFO: the next malloc of the class reuses
+//            the block just freed, still in cache); retire the page if it became empty.
 // Everything else tail-calls a named slow path in heap.cc.
 #pragma once
 
@@ -25,11 +26,10 @@ HS_ALWAYS_INLINE void* page_pop(Heap* heap, Page* page, Block* block, size_t siz
 #endif
   page->free = block->next;
   page->used++;
-  heap->counters.alloc_count.add(1);
+  heap->counters.bin_allocs[page->bin].add(1);
 #if !HS_PROFILER
   heap->counters.requested_bytes.add(size);  // else counted by the countdown above
 #endif
-  heap->counters.allocated_total.add(page->owner_block_size);
   return block;
 }
 
@@ -104,11 +104,10 @@ HS_ALWAYS_INLINE void free_impl(void* p) {
   if (HS_LIKELY(page->owner_tid.load(std::memory_order_relaxed) == os::thread_id() &&
                 page_flags(page) == 0)) {
     Block* block = static_cast<Block*>(p);
-    block->next = page->local_free;
-    page->local_free = block;
+    block->next = page->free;
+    page->free = block;
     Heap* heap = page->heap;
-    heap->counters.free_count.add(1);
-    heap->counters.freed_total.add(page->block_size);
+    heap->counters.bin_frees[page->bin].add(1);
     // A page alone in its queue is kept when it empties (page_retire would decide the same):
     // checking that here saves the call in the malloc/free ping-pong pattern. (Large pages
     // carry kPageLarge, so their frees reach page_retire through the generic path.)

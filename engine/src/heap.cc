@@ -241,11 +241,10 @@ HS_TEXT HS_NOINLINE void* malloc_generic(Heap* heap, size_t size, bool count_sam
   Block* block = page->free;
   page->free = block->next;
   page->used++;
-  heap->counters.alloc_count.add(1);
+  heap->counters.bin_allocs[page->bin].add(1);
 #if !HS_PROFILER
   heap->counters.requested_bytes.add(size);
 #endif
-  heap->counters.allocated_total.add(page->block_size);
   return block;
 }
 

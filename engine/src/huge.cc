@@ -144,7 +144,6 @@ void* huge_alloc(Heap* heap, size_t size, size_t alignment, bool zero) {
   huge->flags.store(kPageHuge, std::memory_order_relaxed);
   huge->sampled_count = 0;
   huge->block_size = segment->mapped_size - offset;
-  huge->owner_block_size = huge->block_size;
   huge->area = reinterpret_cast<uint8_t*>(segment) + offset;
   huge->used = 1;
   huge->capacity = huge->reserved = 1;

@@ -39,7 +39,12 @@ struct OwnerCounter {
   }
 };
 
+// The fast paths count one event per block in its size class (one add per malloc and per
+// free); counts and bytes of all classes are summed when the statistics are read. The plain
+// counters take what the slow paths count (huge blocks, remote frees, heap teardown).
 struct HeapCounters {
+  OwnerCounter bin_allocs[kBinCount];
+  OwnerCounter bin_frees[kBinCount];
   OwnerCounter alloc_count;
   OwnerCounter free_count;
   OwnerCounter requested_bytes;
@@ -62,12 +67,11 @@ enum PageFlags : uint8_t {
 struct alignas(128) Page {
   // ---- owner line ----
   Block* free;        // blocks ready for allocation (owner only)
-  Block* local_free;  // blocks freed by the owner since the last collection
+  Block* local_free;  // owner's slow-path frees and collected remote frees
   uint32_t used;      // live blocks, including remote frees not yet collected
   uint32_t capacity;  // blocks carved out so far
   uint32_t reserved;  // blocks that fit in the page
   uint8_t bin;
-  size_t owner_block_size;  // copy of block_size for the owner's counters
   Page* next;
   Page* prev;
   // ---- shared line ----

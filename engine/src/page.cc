@@ -1,8 +1,10 @@
 // Pages: set-up, lazy carving of blocks, and collection of frees.
 //
-// A page has three free lists (the sharded design): `free` feeds allocation, `local_free`
-// takes the owner's frees, and `thread_free` (atomic) takes other threads' frees. The owner
-// merges the latter two into `free` only when `free` runs dry, so the fast paths never meet.
+// A page has three free lists: `free` feeds allocation and takes the owner's fast-path frees
+// (LIFO, so a freed block is reused while still in cache), `local_free` takes the owner's
+// slow-path frees and collected remote ones, and `thread_free` (atomic) takes other threads'
+// frees. The owner merges the latter two into `free` only when `free` runs dry, so remote
+// freers never touch the lists the owner's fast paths use.
 #include "internal.h"
 
 namespace heapscope {
@@ -10,7 +12,6 @@ namespace heapscope {
 void page_init(Page* page, Heap* heap, size_t bin) {
   size_t block_size = bin_block_size(bin);
   page->block_size = block_size;
-  page->owner_block_size = block_size;
   page->bin = static_cast<uint8_t>(bin);
   page->reserved = static_cast<uint32_t>(page->slice_count * kSliceSize / block_size);
   page->capacity = 0;

@@ -186,7 +186,6 @@ void span_free(ThreadData* td, Page* page, bool allow_release) {
     slice->slice_count = 0;
     slice->slice_back = 0;
     slice->block_size = 0;
-    slice->owner_block_size = 0;
     __atomic_store_n(&slice->heap, nullptr, __ATOMIC_RELAXED);
     slice->owner_tid.store(0, std::memory_order_relaxed);
     slice->thread_free.store(nullptr, std::memory_order_relaxed);

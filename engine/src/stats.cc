@@ -21,13 +21,42 @@ __attribute__((no_sanitize("thread"))) uint64_t heap_requested_bytes(const Heap*
   return requested;
 }
 
-void counters_merge_dead(const Heap* heap) {
+namespace {
+
+struct Totals {
+  uint64_t alloc_count, free_count, requested, allocated, freed;
+};
+
+// Reads a heap's owner-written counters, possibly another thread's (see OwnerCounter); the
+// per-class counts become totals and bytes here.
+__attribute__((no_sanitize("thread"))) void add_heap(const Heap* heap, void* arg) {
+  Totals* t = static_cast<Totals*>(arg);
   const HeapCounters& c = heap->counters;
-  g_counters.dead_alloc_count.fetch_add(c.alloc_count.get(), std::memory_order_relaxed);
-  g_counters.dead_free_count.fetch_add(c.free_count.get(), std::memory_order_relaxed);
-  g_counters.dead_requested.fetch_add(heap_requested_bytes(heap), std::memory_order_relaxed);
-  g_counters.dead_allocated.fetch_add(c.allocated_total.get(), std::memory_order_relaxed);
-  g_counters.dead_freed.fetch_add(c.freed_total.get(), std::memory_order_relaxed);
+  for (size_t bin = 1; bin < kBinCount; ++bin) {
+    uint64_t allocs = c.bin_allocs[bin].get();
+    uint64_t frees = c.bin_frees[bin].get();
+    t->alloc_count += allocs;
+    t->free_count += frees;
+    t->allocated += allocs * bin_block_size(bin);
+    t->freed += frees * bin_block_size(bin);
+  }
+  t->alloc_count += c.alloc_count.get();
+  t->free_count += c.free_count.get();
+  t->requested += heap_requested_bytes(heap);
+  t->allocated += c.allocated_total.get();
+  t->freed += c.freed_total.get();
+}
+
+}  // namespace
+
+void counters_merge_dead(const Heap* heap) {
+  Totals t{};
+  add_heap(heap, &t);
+  g_counters.dead_alloc_count.fetch_add(t.alloc_count, std::memory_order_relaxed);
+  g_counters.dead_free_count.fetch_add(t.free_count, std::memory_order_relaxed);
+  g_counters.dead_requested.fetch_add(t.requested, std::memory_order_relaxed);
+  g_counters.dead_allocated.fetch_add(t.allocated, std::memory_order_relaxed);
+  g_counters.dead_freed.fetch_add(t.freed, std::memory_order_relaxed);
 }
 
 void note_committed(uint64_t added) {
@@ -39,20 +68,6 @@ void note_committed(uint64_t added) {
 }
 
 namespace {
-
-struct Totals {
-  uint64_t alloc_count, free_count, requested, allocated, freed;
-};
-
-// Reads another thread's owner-written counters (see OwnerCounter).
-__attribute__((no_sanitize("thread"))) void add_heap(const Heap* heap, void* arg) {
-  Totals* t = static_cast<Totals*>(arg);
-  t->alloc_count += heap->counters.alloc_count.get();
-  t->free_count += heap->counters.free_count.get();
-  t->requested += heap_requested_bytes(heap);
-  t->allocated += heap->counters.allocated_total.get();
-  t->freed += heap->counters.freed_total.get();
-}
 
 // Copies the prefix of `full` that fits the caller's declared struct size.
 int copy_out(hs_stats_t* out, const hs_stats_t& full) {

@@ -26,18 +26,49 @@ import sys
 import tempfile
 
 LOOP_C = r"""
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
+static uint64_t state = 0x5eed;
+static uint64_t splitmix64(void) {
+  uint64_t z = (state += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+static size_t churn_size(void) { return 16 + splitmix64() % 497; }  /* 16..512 */
+enum { kSlots = 1000 };
+static void* slots[kSlots];
+static void churn(long iters) {
+  for (long i = 0; i < iters; ++i) {
+    size_t k = splitmix64() % kSlots;
+    free(slots[k]);
+    char* p = malloc(churn_size());
+    p[0] = 1;
+    slots[k] = p;
+  }
+}
 int main(int argc, char** argv) {
   if (argc != 3) return 2;
+  int is_churn = strcmp(argv[1], "churn") == 0;
   size_t n = strtoul(argv[1], 0, 10);
   long iters = strtol(argv[2], 0, 10);
   void* volatile sink;
-  for (long i = 0; i < 100000; ++i) { void* p = malloc(n); *(volatile char*)p = 1; free(p); }
+  if (is_churn) {
+    for (int k = 0; k < kSlots; ++k) slots[k] = malloc(churn_size());
+    churn(100000);
+  } else {
+    for (long i = 0; i < 100000; ++i) { void* p = malloc(n); *(volatile char*)p = 1; free(p); }
+  }
   struct timespec a, b;
   clock_gettime(CLOCK_MONOTONIC, &a);
-  for (long i = 0; i < iters; ++i) { void* p = malloc(n); *(volatile char*)p = 1; sink = p; free(p); }
+  if (is_churn) {
+    churn(iters);
+  } else {
+    for (long i = 0; i < iters; ++i) { void* p = malloc(n); *(volatile char*)p = 1; sink = p; free(p); }
+  }
   clock_gettime(CLOCK_MONOTONIC, &b);
   printf("%.4f\n", ((b.tv_sec - a.tv_sec) * 1e9 + (b.tv_nsec - a.tv_nsec)) / iters);
   return 0;
@@ -66,7 +97,8 @@ def allocator_table(build_dir):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--build-dir", default="build/release")
-    ap.add_argument("--sizes", default="16,64,256")
+    ap.add_argument("--sizes", default="16,64,256",
+                    help="comma-separated block sizes; 'churn' runs the small live-set churn instead")
     ap.add_argument("--allocators", default="engine,mimalloc,tcmalloc,jemalloc")
     ap.add_argument("--rounds", type=int, default=15)
     ap.add_argument("--pairs", type=int, default=20_000_000, help="malloc/free pairs per run")
@@ -85,7 +117,10 @@ def main():
         lib = table[name][0]
         if lib is not None and not os.path.exists(lib):
             sys.exit(f"pinned_loop: {name}: {lib} not found")
-    sizes = [int(s) for s in opts.sizes.split(",")]
+    sizes = opts.sizes.split(",")
+    for size in sizes:
+        if size != "churn" and not size.isdigit():
+            sys.exit(f"pinned_loop: --sizes takes byte counts or 'churn', not {size!r}")
     rng = random.Random(opts.seed)
     with tempfile.TemporaryDirectory() as tmp:
         source, binary = os.path.join(tmp, "loop.c"), os.path.join(tmp, "loop")
@@ -103,11 +138,13 @@ def main():
                     if lib:
                         env["LD_PRELOAD"] = lib
                     env.update(extra)
-                    out = subprocess.run(["taskset", "-c", opts.cpu, binary, str(size), str(opts.pairs)],
+                    out = subprocess.run(["taskset", "-c", opts.cpu, binary, size, str(opts.pairs)],
                                          env=env, capture_output=True, text=True, check=True)
                     times[name].append(float(out.stdout))
             base = names[0]
-            print(f"{size} B (ns per pair; fastest round, median; vs {base}: paired median "
+            label = "churn (1000 live blocks of 16-512 B, free + malloc a random slot)" \
+                if size == "churn" else f"{size} B"
+            print(f"{label} (ns per pair; fastest round, median; vs {base}: paired median "
                   f"[95% bootstrap interval], fastest/fastest)")
             for name in names:
                 ratios = [a / b for a, b in zip(times[name], times[base])]

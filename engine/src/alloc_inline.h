@@ -256,6 +256,15 @@ inline void* realloc_impl(void* p, size_t new_size, size_t alignment, bool zero)
     note_resize_in_place(p, new_size);
     return p;
   }
+  if (new_size > kLargeMax && usable > kLargeMax && alignment <= kHugeBlockOffset &&
+      heap != &g_empty_heap) {
+    // Huge to huge: move the pages, not the bytes (huge_realloc says no to odd cases).
+    Page* page = page_of(p);
+    if (page_flags(page) & kPageHuge) {
+      void* q = huge_realloc(heap, page, new_size, zero);
+      if (q != nullptr) return charge_sample(heap, q, new_size);
+    }
+  }
   void* q = heap_malloc_aligned(heap, new_size, alignment);
   if (q == nullptr) return nullptr;  // p stays valid, errno is ENOMEM
   size_t keep = usable < new_size ? usable : new_size;

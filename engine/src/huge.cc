@@ -170,6 +170,72 @@ void* huge_alloc(Heap* heap, size_t size, size_t alignment, bool zero) {
   return huge->area;
 }
 
+// realloc of a huge block to another huge size, without copying: the kernel grows (or shrinks)
+// the mapping in place when the address range after it is free, else moves its pages to a
+// fresh segment-aligned range (page tables move, bytes do not). Accounted exactly like a
+// moving realloc: a free of the old block and an allocation of the new one (counters, and
+// for the profiler a dropped sample and a new charge). Returns nullptr when the caller should
+// copy instead: an over-aligned block, one listed in a first-class heap (its list links would
+// move), or the kernel refused.
+void* huge_realloc(Heap* heap, Page* huge, size_t new_size, bool zero) {
+  Segment* segment = reinterpret_cast<Segment*>(reinterpret_cast<uintptr_t>(huge) & ~kSegmentMask);
+  uint8_t* area = reinterpret_cast<uint8_t*>(segment) + kHugeBlockOffset;
+  if (huge->area != area || segment->mapping != segment) return nullptr;
+  if (huge->huge_tracked.load(std::memory_order_acquire) != 0) return nullptr;
+  if (new_size > kMaxAllocSize) return nullptr;
+  size_t page = os::page_size();
+  size_t old_mapped = segment->mapped_size;
+  size_t new_mapped = (kHugeBlockOffset + new_size + page - 1) & ~(page - 1);
+  size_t old_block = huge->block_size;
+#if HS_PROFILER
+  if (page_flags(huge) & kPageSampled) sampled_free(huge, area);
+#endif
+  // The map entries go first: once the kernel has moved the pages, another thread may map
+  // something new at the old range, and it must not find (or lose) our entries there.
+  segment_map_set(segment, old_mapped, false);
+  void* moved = os::remap(segment, old_mapped, new_mapped, nullptr);
+  if (moved == nullptr) {
+    void* target = os::map_aligned(new_mapped, kSegmentSize);
+    if (target != nullptr) {
+      moved = os::remap(segment, old_mapped, new_mapped, target);
+      if (moved == nullptr) os::unmap(target, new_mapped);
+    }
+  }
+  if (moved == nullptr) {
+    segment_map_set(segment, old_mapped, true);
+    return nullptr;
+  }
+  segment = static_cast<Segment*>(moved);
+  segment->mapping = moved;
+  segment->mapped_size = new_mapped;
+  huge = &segment->pages[0];
+  huge->area = reinterpret_cast<uint8_t*>(segment) + kHugeBlockOffset;
+  huge->block_size = new_mapped - kHugeBlockOffset;
+  segment_map_set(segment, new_mapped, true);
+  if (new_mapped >= old_mapped) {
+    g_counters.reserved_bytes.fetch_add(new_mapped - old_mapped, std::memory_order_relaxed);
+    note_committed(new_mapped - old_mapped);
+  } else {
+    size_t released = old_mapped - new_mapped;
+    g_counters.reserved_bytes.fetch_sub(released, std::memory_order_relaxed);
+    g_counters.committed_bytes.fetch_sub(released, std::memory_order_relaxed);
+    g_counters.purged_bytes.fetch_add(released, std::memory_order_relaxed);
+  }
+  g_counters.huge_remaps.fetch_add(1, std::memory_order_relaxed);
+  heap->counters.free_count.add(1);
+  heap->counters.freed_total.add(old_block);
+  heap->counters.alloc_count.add(1);
+  heap->counters.allocated_total.add(huge->block_size);
+#if !HS_PROFILER
+  heap->counters.requested_bytes.add(new_size);
+#endif
+  // Grown pages are fresh (zero); a zeroing shrink clears what it keeps past the request.
+  if (zero && new_size < huge->block_size) {
+    memset(huge->area + new_size, 0, huge->block_size - new_size);
+  }
+  return huge->area;
+}
+
 void huge_free(Page* huge) {
   if (huge->used == 0) fatal("heapscope: double free of a huge block", huge->area);
   if (huge->huge_tracked.load(std::memory_order_acquire) != 0) {

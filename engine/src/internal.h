@@ -265,6 +265,7 @@ void reclaim_freed_into(ThreadData* td);
 // ---- huge.cc -----------------------------------------------------------------------------------
 void* huge_alloc(Heap* heap, size_t size, size_t alignment, bool zero);
 void huge_free(Page* page);
+void* huge_realloc(Heap* heap, Page* huge, size_t new_size, bool zero);  // nullptr: copy instead
 void huge_cache_trim(bool force);
 void huge_fork_lock(bool acquire);
 void registry_visit(void (*visit)(const Heap*, void*), void* arg);
@@ -293,6 +294,7 @@ struct GlobalCounters {
   std::atomic<uint64_t> heaps;
   std::atomic<uint64_t> threads;
   std::atomic<uint64_t> huge_count;
+  std::atomic<uint64_t> huge_remaps;  // huge reallocs served by remapping instead of copying
   std::atomic<uint64_t> abandoned_segments;
   std::atomic<uint64_t> committed_peak;
   // Counters of heaps that no longer exist.

@@ -82,7 +82,7 @@ HS_API int hs_heap_contains(const hs_heap_t* heap, const void* p);
 HS_API int hs_is_in_heap_region(const void* p);
 
 // ---- statistics --------------------------------------------------------------------------------
-#define HS_STATS_VERSION 1
+#define HS_STATS_VERSION 2  // 2 added huge_remaps
 // Size/version tagged: callers set .size = sizeof(hs_stats_t) and .version = HS_STATS_VERSION;
 // fields past an older caller's size are never written. Counters are exact at quiescence.
 typedef struct hs_stats_s {
@@ -103,6 +103,7 @@ typedef struct hs_stats_s {
   uint64_t threads;             // threads with a live heapscope heap
   uint64_t huge_count;          // live huge (dedicated-mapping) allocations
   uint64_t abandoned_segments;  // segments of exited threads not yet reclaimed
+  uint64_t huge_remaps;         // huge reallocs served by remapping pages, not copying (v2)
 } hs_stats_t;
 // Process-wide statistics. Returns 0 on success, -1 if the struct is too small/unknown.
 HS_API int hs_stats_get(hs_stats_t* out);

@@ -12,6 +12,11 @@ namespace heapscope::os {
 void* map_aligned(size_t size, size_t alignment);
 // Unmaps memory obtained from map_aligned (or a page-aligned tail of it).
 void unmap(void* addr, size_t size);
+// Resizes a mapping without copying its pages: in place when `target` is nullptr (fails
+// unless the address range after it is free, or when shrinking always succeeds), else
+// moved onto `target`, a mapping of new_size bytes from map_aligned that it replaces. Returns
+// the mapping's address, or nullptr (the old mapping is then unchanged).
+void* remap(void* addr, size_t old_size, size_t new_size, void* target);
 // Returns the pages to the OS at once (RSS falls); they read as zero when touched again.
 void purge(void* addr, size_t size);
 size_t page_size();

@@ -36,6 +36,13 @@ void* map_aligned(size_t size, size_t alignment) {
 
 void unmap(void* addr, size_t size) { munmap(addr, size); }
 
+void* remap(void* addr, size_t old_size, size_t new_size, void* target) {
+  void* moved = target == nullptr
+                    ? mremap(addr, old_size, new_size, 0)
+                    : mremap(addr, old_size, new_size, MREMAP_MAYMOVE | MREMAP_FIXED, target);
+  return moved == MAP_FAILED ? nullptr : moved;
+}
+
 void purge(void* addr, size_t size) { madvise(addr, size, MADV_DONTNEED); }
 
 size_t page_size() {

@@ -1,0 +1,133 @@
+// realloc between huge sizes (over 16 MiB) remaps pages instead of copying bytes: contents,
+// zeroing rules, statistics and the segment map must come out as a moving realloc leaves them.
+#include <gtest/gtest.h>
+#include <heapscope/heapscope.h>
+
+#include <cerrno>
+#include <cstring>
+#include <vector>
+
+#include "../support/test_support.h"
+
+namespace {
+
+using hs_test::check_pattern;
+using hs_test::fill_pattern;
+using hs_test::kMiB;
+using hs_test::stats_now;
+
+TEST(HugeRealloc, GrowthRemapsAndKeepsEveryByte) {
+  const hs_stats_t before = stats_now();
+  size_t size = 20 * kMiB;
+  auto* p = static_cast<unsigned char*>(hs_malloc(size));
+  ASSERT_NE(p, nullptr);
+  fill_pattern(p, size, 71);
+  // Grow 1.5x at a time to over 200 MiB; every step must keep the old bytes and give a block
+  // that can be written to its end.
+  int steps = 0;
+  while (size < 200 * kMiB) {
+    const size_t old_size = size;
+    size = size + size / 2;
+    auto* q = static_cast<unsigned char*>(hs_realloc(p, size));
+    ASSERT_NE(q, nullptr) << "step " << steps;
+    ASSERT_EQ(check_pattern(q, old_size, 71), SIZE_MAX) << "step " << steps;
+    EXPECT_GE(hs_usable_size(q), size);
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(q) % 64, 0u);
+    q[size - 1] = 0x5A;  // the new end is mapped and writable
+    fill_pattern(q, size, 71);
+    p = q;
+    ++steps;
+  }
+  const hs_stats_t grown = stats_now();
+  // Positive control for "did not copy": every step was served by a remap.
+  EXPECT_EQ(grown.huge_remaps - before.huge_remaps, static_cast<uint64_t>(steps));
+  // Accounted as a moving realloc: one free and one allocation per step.
+  EXPECT_EQ(grown.alloc_count - before.alloc_count, static_cast<uint64_t>(steps) + 1);
+  EXPECT_EQ(grown.free_count - before.free_count, static_cast<uint64_t>(steps));
+  EXPECT_EQ(grown.allocated_bytes - before.allocated_bytes, hs_usable_size(p));
+  EXPECT_EQ(grown.huge_count - before.huge_count, 1u);
+  hs_free(p);
+  const hs_stats_t after = stats_now();
+  EXPECT_EQ(after.allocated_bytes, before.allocated_bytes);
+  EXPECT_EQ(after.huge_count, before.huge_count);
+}
+
+TEST(HugeRealloc, ShrinkReturnsTheTailAndKeepsThePrefix) {
+  auto* p = static_cast<unsigned char*>(hs_malloc(100 * kMiB));
+  ASSERT_NE(p, nullptr);
+  fill_pattern(p, 100 * kMiB, 5);
+  const hs_stats_t before = stats_now();
+  auto* q = static_cast<unsigned char*>(hs_realloc(p, 30 * kMiB));
+  ASSERT_NE(q, nullptr);
+  EXPECT_EQ(check_pattern(q, 30 * kMiB, 5), SIZE_MAX);
+  EXPECT_LT(hs_usable_size(q), 31 * kMiB);
+  const hs_stats_t after = stats_now();
+  EXPECT_EQ(after.huge_remaps - before.huge_remaps, 1u);
+  EXPECT_GE(before.reserved_bytes - after.reserved_bytes, 69 * kMiB) << "the tail was unmapped";
+  hs_free(q);
+}
+
+TEST(HugeRealloc, PointersIntoTheMovedBlockResolve) {
+  // After a move the old range must no longer count as ours, and every part of the new
+  // block must: usable size from an interior pointer is measured to the new end.
+  auto* p = static_cast<unsigned char*>(hs_malloc(40 * kMiB));
+  ASSERT_NE(p, nullptr);
+  // A neighbour right after p makes growing in place impossible more often than not.
+  void* neighbour = hs_malloc(40 * kMiB);
+  ASSERT_NE(neighbour, nullptr);
+  auto* q = static_cast<unsigned char*>(hs_realloc(p, 90 * kMiB));
+  ASSERT_NE(q, nullptr);
+  EXPECT_EQ(hs_usable_size(q + 70 * kMiB), hs_usable_size(q) - 70 * kMiB);
+  EXPECT_NE(hs_is_in_heap_region(q + 89 * kMiB), 0);
+  hs_free(q);
+  hs_free(neighbour);
+}
+
+TEST(HugeRealloc, ZeroingGrowthAndShrinkFollowTheRezallocRules) {
+  auto* p = static_cast<unsigned char*>(hs_zalloc(20 * kMiB));
+  ASSERT_NE(p, nullptr);
+  std::memset(p, 0xEE, 20 * kMiB);
+  auto* q = static_cast<unsigned char*>(hs_rezalloc(p, 50 * kMiB));
+  ASSERT_NE(q, nullptr);
+  for (size_t i = 20 * kMiB; i < 50 * kMiB; i += 4093) ASSERT_EQ(q[i], 0) << "offset " << i;
+  EXPECT_EQ(q[20 * kMiB - 1], 0xEE);
+  // Shrink well below half: the part kept past the request reads zero on the next growth.
+  q = static_cast<unsigned char*>(hs_rezalloc(q, 17 * kMiB + 3));
+  ASSERT_NE(q, nullptr);
+  EXPECT_EQ(q[17 * kMiB + 2], 0xEE);
+  q = static_cast<unsigned char*>(hs_rezalloc(q, 60 * kMiB));
+  ASSERT_NE(q, nullptr);
+  for (size_t i = 17 * kMiB + 3; i < 60 * kMiB; i += 4093) ASSERT_EQ(q[i], 0) << "offset " << i;
+  hs_free(q);
+}
+
+TEST(HugeRealloc, FirstClassHeapBlocksStillMoveCorrectly) {
+  // Blocks of a first-class heap are listed in it, so they take the copying path; destroying
+  // the heap must still find the block wherever realloc put it.
+  hs_heap_t* heap = hs_heap_new();
+  ASSERT_NE(heap, nullptr);
+  auto* p = static_cast<unsigned char*>(hs_heap_malloc(heap, 20 * kMiB));
+  ASSERT_NE(p, nullptr);
+  fill_pattern(p, 20 * kMiB, 9);
+  auto* q = static_cast<unsigned char*>(hs_heap_realloc(heap, p, 45 * kMiB));
+  ASSERT_NE(q, nullptr);
+  EXPECT_EQ(check_pattern(q, 20 * kMiB, 9), SIZE_MAX);
+  const hs_stats_t before = stats_now();
+  hs_heap_destroy(heap);
+  EXPECT_EQ(before.huge_count - stats_now().huge_count, 1u);
+}
+
+TEST(HugeRealloc, AbsurdGrowthFailsAndKeepsTheBlock) {
+  auto* p = static_cast<unsigned char*>(hs_malloc(20 * kMiB));
+  ASSERT_NE(p, nullptr);
+  fill_pattern(p, 20 * kMiB, 3);
+  errno = 0;
+  EXPECT_EQ(hs_realloc(p, size_t{1} << 46), nullptr);  // 64 TiB on a small machine
+  EXPECT_EQ(errno, ENOMEM);
+  EXPECT_EQ(check_pattern(p, 20 * kMiB, 3), SIZE_MAX);
+  EXPECT_EQ(hs_realloc(p, SIZE_MAX), nullptr);
+  EXPECT_EQ(check_pattern(p, 20 * kMiB, 3), SIZE_MAX);
+  hs_free(p);
+}
+
+}  // namespace

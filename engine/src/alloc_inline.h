@@ -256,12 +256,19 @@ inline void* realloc_impl(void* p, size_t new_size, size_t alignment, bool zero)
     note_resize_in_place(p, new_size);
     return p;
   }
+  if (new_size > usable && usable > kMediumBlockMax && aligned_ok && heap != &g_empty_heap) {
+    // A one-block page grows over free slices after it; huge to huge moves pages, not bytes.
+    Page* page = page_of(p);
+    if (new_size <= kLargeMax && large_grow_in_place(page, new_size)) {
+      if (zero) memset(static_cast<uint8_t*>(p) + usable, 0, page->block_size - usable);
+      return charge_sample(heap, p, new_size);
+    }
+  }
   if (new_size > kLargeMax && usable > kLargeMax && alignment <= kHugeBlockOffset &&
       heap != &g_empty_heap) {
-    // Huge to huge: move the pages, not the bytes (huge_realloc says no to odd cases).
     Page* page = page_of(p);
     if (page_flags(page) & kPageHuge) {
-      void* q = huge_realloc(heap, page, new_size, zero);
+      void* q = huge_realloc(heap, page, new_size, zero, true);
       if (q != nullptr) return charge_sample(heap, q, new_size);
     }
   }

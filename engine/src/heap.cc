@@ -360,6 +360,42 @@ void heap_init(Heap* heap, ThreadData* td, bool is_default) {
 #endif
 }
 
+// realloc/hs_expand of a one-block (large) page's block by the owning thread: when the slices
+// right after the span are free, the span takes them and the page moves to the bigger class,
+// so nothing is copied. Accounted as a moving realloc (a free and an allocation; the caller
+// charges the profiler). False, changing nothing, when the block cannot grow where it is.
+bool large_grow_in_place(Page* page, size_t new_size) {
+  if ((page_flags(page) & kPageLarge) == 0 || new_size > kLargeMax) return false;
+  if (page->owner_tid.load(std::memory_order_relaxed) != os::thread_id()) return false;
+  size_t bin = bin_of(new_size);
+  size_t slices = bin_page_slices(bin);
+  if (bin_block_size(bin) <= kMediumBlockMax || slices <= page->slice_count) return false;
+  Heap* heap = page->heap;
+  size_t old_block = page->block_size;
+  // The page leaves its queue under its old class (or stays in the full list).
+  bool in_full = (page_flags(page) & kPageInFull) != 0;
+  if (!in_full) queue_remove(heap, page);
+  if (!span_grow(heap->td, page, slices)) {
+    if (!in_full) queue_push(heap, page, false);
+    return false;
+  }
+#if HS_PROFILER
+  if (page_flags(page) & kPageSampled) sampled_free(page, page->area);
+#endif
+  page->bin = static_cast<uint8_t>(bin);
+  page->block_size = bin_block_size(bin);
+  if (!in_full) queue_push(heap, page, false);
+  if (heap->kept_large == page) heap->kept_large = nullptr;
+  heap->counters.free_count.add(1);
+  heap->counters.freed_total.add(old_block);
+  heap->counters.alloc_count.add(1);
+  heap->counters.allocated_total.add(page->block_size);
+#if !HS_PROFILER
+  heap->counters.requested_bytes.add(new_size);
+#endif
+  return true;
+}
+
 void heap_adopt_page(Heap* heap, Page* page) {
   page_flags_clear(page, kPageInFull);
   page->remote_in_full.store(0, std::memory_order_relaxed);

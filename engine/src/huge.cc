@@ -176,8 +176,8 @@ void* huge_alloc(Heap* heap, size_t size, size_t alignment, bool zero) {
 // moving realloc: a free of the old block and an allocation of the new one (counters, and
 // for the profiler a dropped sample and a new charge). Returns nullptr when the caller should
 // copy instead: an over-aligned block, one listed in a first-class heap (its list links would
-// move), or the kernel refused.
-void* huge_realloc(Heap* heap, Page* huge, size_t new_size, bool zero) {
+// move), or the kernel refused (or the range after it is taken and may_move is false).
+void* huge_realloc(Heap* heap, Page* huge, size_t new_size, bool zero, bool may_move) {
   Segment* segment = reinterpret_cast<Segment*>(reinterpret_cast<uintptr_t>(huge) & ~kSegmentMask);
   uint8_t* area = reinterpret_cast<uint8_t*>(segment) + kHugeBlockOffset;
   if (huge->area != area || segment->mapping != segment) return nullptr;
@@ -194,7 +194,7 @@ void* huge_realloc(Heap* heap, Page* huge, size_t new_size, bool zero) {
   // something new at the old range, and it must not find (or lose) our entries there.
   segment_map_set(segment, old_mapped, false);
   void* moved = os::remap(segment, old_mapped, new_mapped, nullptr);
-  if (moved == nullptr) {
+  if (moved == nullptr && may_move) {
     void* target = os::map_aligned(new_mapped, kSegmentSize);
     if (target != nullptr) {
       moved = os::remap(segment, old_mapped, new_mapped, target);

@@ -209,6 +209,8 @@ extern std::atomic<uint8_t> g_segment_map[kSegmentMapSize];
 
 // ---- segment.cc --------------------------------------------------------------------------------
 Page* span_alloc(ThreadData* td, size_t slices);
+bool span_grow(ThreadData* td, Page* page, size_t slices);  // over free slices right after it
+bool large_grow_in_place(Page* page, size_t new_size);      // owner's one-block page, see heap.cc
 // Returns the page's slices to its segment; an emptied segment is released when allowed.
 void span_free(ThreadData* td, Page* page, bool allow_release = true);
 void segments_unmap_if_empty(ThreadData* td);
@@ -265,7 +267,8 @@ void reclaim_freed_into(ThreadData* td);
 // ---- huge.cc -----------------------------------------------------------------------------------
 void* huge_alloc(Heap* heap, size_t size, size_t alignment, bool zero);
 void huge_free(Page* page);
-void* huge_realloc(Heap* heap, Page* huge, size_t new_size, bool zero);  // nullptr: copy instead
+// nullptr: copy instead (or with may_move false: cannot grow where it is)
+void* huge_realloc(Heap* heap, Page* huge, size_t new_size, bool zero, bool may_move);
 void huge_cache_trim(bool force);
 void huge_fork_lock(bool acquire);
 void registry_visit(void (*visit)(const Heap*, void*), void* arg);

@@ -124,6 +124,32 @@ static Page* span_take(ThreadData* td, Segment* segment, size_t first, size_t co
   return page;
 }
 
+// Extends a span over the free slices right after it (a one-block page whose block grows in
+// place). False, changing nothing, unless all of them are free.
+bool span_grow(ThreadData* td, Page* page, size_t slices) {
+  Segment* segment = reinterpret_cast<Segment*>(reinterpret_cast<uintptr_t>(page) & ~kSegmentMask);
+  size_t first = static_cast<size_t>(page - segment->pages);
+  size_t count = page->slice_count;
+  if (slices <= count || first + slices > kSlicesPerSegment) return false;
+  SliceMap extra = SliceMap::range(first + count, slices - count);
+  if ((extra & ~segment->free_slices).any()) return false;
+  SliceMap fresh = extra & ~segment->dirty_slices;
+  note_committed(fresh.count() * kSliceSize);
+  if (HS_UNLIKELY((extra & segment->purged_slices).any())) {
+    note_refault(td, segment);
+    segment->purged_slices &= ~extra;
+  }
+  segment->young_slices &= ~extra;
+  segment->free_slices &= ~extra;
+  segment->dirty_slices &= ~extra;
+  for (size_t j = count; j < slices; ++j) {
+    segment->pages[first + j].slice_back = static_cast<uint16_t>(j);
+    segment->pages[first + j].slice_count = 0;
+  }
+  page->slice_count = static_cast<uint16_t>(slices);
+  return true;
+}
+
 Page* span_alloc(ThreadData* td, size_t slices) {
   // First a run of still-resident (dirty) free slices: reusing them avoids page faults on
   // memory that was freed a moment ago. Then any free run.

@@ -1,10 +1,12 @@
-// realloc between huge sizes (over 16 MiB) remaps pages instead of copying bytes: contents,
-// zeroing rules, statistics and the segment map must come out as a moving realloc leaves them.
+// Growth without copying: a one-block (large) page takes the free slices after it, and a
+// huge block's mapping grows or moves by remapping pages. Contents, zeroing rules, statistics
+// and the segment map must come out as a moving realloc leaves them.
 #include <gtest/gtest.h>
 #include <heapscope/heapscope.h>
 
 #include <cerrno>
 #include <cstring>
+#include <thread>
 #include <vector>
 
 #include "../support/test_support.h"
@@ -13,8 +15,94 @@ namespace {
 
 using hs_test::check_pattern;
 using hs_test::fill_pattern;
+using hs_test::kKiB;
 using hs_test::kMiB;
 using hs_test::stats_now;
+
+// Runs `body` on a fresh thread whose heap starts with a fresh segment: the exited threads'
+// segments are adopted by this thread first, so the new one cannot inherit a used one.
+template <typename Body>
+void on_fresh_thread(Body body) {
+  hs_collect(1);
+  std::thread(body).join();
+}
+
+TEST(LargeGrowth, ReallocTakesTheFreeSlicesAfterTheBlock) {
+  on_fresh_thread([] {
+    const hs_stats_t before = stats_now();
+    size_t size = 100 * kKiB;
+    auto* p = static_cast<unsigned char*>(hs_malloc(size));
+    ASSERT_NE(p, nullptr);
+    fill_pattern(p, size, 11);
+    int steps = 0;
+    for (size_t next : {300 * kKiB, 1 * kMiB, 5 * kMiB, 16 * kMiB}) {
+      auto* q = static_cast<unsigned char*>(hs_realloc(p, next));
+      ASSERT_NE(q, nullptr);
+      EXPECT_EQ(q, p) << "growth to " << next << " should have stayed in place";
+      ASSERT_EQ(check_pattern(q, size, 11), SIZE_MAX) << "growth to " << next;
+      EXPECT_GE(hs_usable_size(q), next);
+      fill_pattern(q, next, 11);
+      p = q;
+      size = next;
+      ++steps;
+    }
+    const hs_stats_t grown = stats_now();
+    EXPECT_EQ(grown.alloc_count - before.alloc_count, static_cast<uint64_t>(steps) + 1);
+    EXPECT_EQ(grown.free_count - before.free_count, static_cast<uint64_t>(steps));
+    EXPECT_EQ(grown.allocated_bytes - before.allocated_bytes, hs_usable_size(p));
+    hs_free(p);
+    EXPECT_EQ(stats_now().allocated_bytes, before.allocated_bytes);
+  });
+}
+
+TEST(LargeGrowth, ANeighbourAfterTheBlockForcesACopy) {
+  on_fresh_thread([] {
+    auto* p = static_cast<unsigned char*>(hs_malloc(100 * kKiB));
+    void* neighbour = hs_malloc(100 * kKiB);  // first fit: the slices right after p
+    ASSERT_TRUE(p != nullptr && neighbour != nullptr);
+    fill_pattern(p, 100 * kKiB, 12);
+    EXPECT_EQ(hs_expand(p, 1 * kMiB), nullptr) << "the neighbour holds the slices";
+    EXPECT_EQ(check_pattern(p, 100 * kKiB, 12), SIZE_MAX);
+    auto* q = static_cast<unsigned char*>(hs_realloc(p, 1 * kMiB));
+    ASSERT_NE(q, nullptr);
+    EXPECT_NE(q, p);
+    EXPECT_EQ(check_pattern(q, 100 * kKiB, 12), SIZE_MAX);
+    hs_free(q);
+    hs_free(neighbour);
+  });
+}
+
+TEST(LargeGrowth, ExpandGrowsInPlaceOrSaysNo) {
+  on_fresh_thread([] {
+    auto* p = static_cast<unsigned char*>(hs_malloc(200 * kKiB));
+    ASSERT_NE(p, nullptr);
+    fill_pattern(p, 200 * kKiB, 13);
+    EXPECT_EQ(hs_expand(p, 2 * kMiB), p);
+    EXPECT_GE(hs_usable_size(p), 2 * kMiB);
+    EXPECT_EQ(check_pattern(p, 200 * kKiB, 13), SIZE_MAX);
+    p[2 * kMiB - 1] = 1;
+    EXPECT_EQ(hs_expand(p, 40 * kMiB), nullptr) << "large to huge always moves";
+    hs_free(p);
+  });
+}
+
+TEST(LargeGrowth, ZeroingGrowthOverDirtySlicesReadsZero) {
+  on_fresh_thread([] {
+    hs_option_set(hs_option_purge_delay, 100000);  // the freed slices stay dirty
+    auto* p = static_cast<unsigned char*>(hs_zalloc(100 * kKiB));
+    auto* dirty = static_cast<unsigned char*>(hs_malloc(1 * kMiB));
+    ASSERT_TRUE(p != nullptr && dirty != nullptr);
+    std::memset(dirty, 0xEE, 1 * kMiB);
+    hs_free(dirty);
+    p[0] = 7;
+    auto* q = static_cast<unsigned char*>(hs_rezalloc(p, 1 * kMiB));
+    hs_option_set(hs_option_purge_delay, 10);
+    ASSERT_NE(q, nullptr);
+    EXPECT_EQ(q[0], 7);
+    for (size_t i = 100 * kKiB; i < 1 * kMiB; i += 509) ASSERT_EQ(q[i], 0) << "offset " << i;
+    hs_free(q);
+  });
+}
 
 TEST(HugeRealloc, GrowthRemapsAndKeepsEveryByte) {
   const hs_stats_t before = stats_now();

@@ -90,14 +90,19 @@ TEST(LargeGrowth, ZeroingGrowthOverDirtySlicesReadsZero) {
   on_fresh_thread([] {
     hs_option_set(hs_option_purge_delay, 100000);  // the freed slices stay dirty
     auto* p = static_cast<unsigned char*>(hs_zalloc(100 * kKiB));
-    auto* dirty = static_cast<unsigned char*>(hs_malloc(1 * kMiB));
-    ASSERT_TRUE(p != nullptr && dirty != nullptr);
+    auto* dirty = static_cast<unsigned char*>(hs_malloc(1 * kMiB));  // the slices after p
+    void* other = hs_malloc(2 * kMiB);
+    ASSERT_TRUE(p != nullptr && dirty != nullptr && other != nullptr);
     std::memset(dirty, 0xEE, 1 * kMiB);
+    // A heap keeps its latest empty large page; emptying a second one releases the first's
+    // slices, free and still dirty.
     hs_free(dirty);
+    hs_free(other);
     p[0] = 7;
     auto* q = static_cast<unsigned char*>(hs_rezalloc(p, 1 * kMiB));
     hs_option_set(hs_option_purge_delay, 10);
     ASSERT_NE(q, nullptr);
+    EXPECT_EQ(q, p) << "meant to grow in place over the dirty slices";
     EXPECT_EQ(q[0], 7);
     for (size_t i = 100 * kKiB; i < 1 * kMiB; i += 509) ASSERT_EQ(q[i], 0) << "offset " << i;
     hs_free(q);

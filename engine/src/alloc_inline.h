@@ -234,8 +234,9 @@ inline bool mul_overflows(size_t count, size_t size, size_t* total) {
   return false;
 }
 
-inline void* realloc_impl(void* p, size_t new_size, size_t alignment, bool zero) {
-  Heap* heap = tls_heap;
+// realloc and its variants; a block that has to move goes to `heap` (in place it stays where
+// it is, in its own heap).
+inline void* heap_realloc(Heap* heap, void* p, size_t new_size, size_t alignment, bool zero) {
   if (p == nullptr) {
     return zero ? heap_zalloc_aligned(heap, new_size, alignment)
                 : heap_malloc_aligned(heap, new_size, alignment);
@@ -282,6 +283,10 @@ inline void* realloc_impl(void* p, size_t new_size, size_t alignment, bool zero)
   }
   free_impl(p);
   return q;
+}
+
+inline void* realloc_impl(void* p, size_t new_size, size_t alignment, bool zero) {
+  return heap_realloc(tls_heap, p, new_size, alignment, zero);
 }
 
 }  // namespace heapscope

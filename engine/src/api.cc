@@ -209,21 +209,7 @@ HS_TEXT void* hs_heap_calloc(hs_heap_t* heap, size_t count, size_t size) {
 }
 
 HS_TEXT void* hs_heap_realloc(hs_heap_t* handle, void* p, size_t new_size) {
-  if (p == nullptr) return heap_malloc(to_heap(handle), new_size);
-  if (new_size == 0) {
-    free_impl(p);
-    return nullptr;
-  }
-  size_t usable = usable_size_impl(p);
-  if (new_size <= usable && new_size >= usable / 2) {
-    note_resize_in_place(p, new_size);
-    return p;
-  }
-  void* q = heap_malloc(to_heap(handle), new_size);
-  if (q == nullptr) return nullptr;
-  memcpy(q, p, usable < new_size ? usable : new_size);
-  free_impl(p);
-  return q;
+  return heap_realloc(to_heap(handle), p, new_size, kMinAlign, false);
 }
 
 HS_TEXT void* hs_heap_malloc_aligned(hs_heap_t* heap, size_t size, size_t alignment) {

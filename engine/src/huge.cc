@@ -177,6 +177,15 @@ void* huge_alloc(Heap* heap, size_t size, size_t alignment, bool zero) {
 // for the profiler a dropped sample and a new charge). Returns nullptr when the caller should
 // copy instead: an over-aligned block, one listed in a first-class heap (its list links would
 // move), or the kernel refused (or the range after it is taken and may_move is false).
+static void drop_sample(Page* huge, void* area) {
+#if HS_PROFILER
+  sampled_free(huge, area);
+#else
+  (void)huge;
+  (void)area;
+#endif
+}
+
 void* huge_realloc(Heap* heap, Page* huge, size_t new_size, bool zero, bool may_move) {
   Segment* segment = reinterpret_cast<Segment*>(reinterpret_cast<uintptr_t>(huge) & ~kSegmentMask);
   uint8_t* area = reinterpret_cast<uint8_t*>(segment) + kHugeBlockOffset;
@@ -187,14 +196,18 @@ void* huge_realloc(Heap* heap, Page* huge, size_t new_size, bool zero, bool may_
   size_t old_mapped = segment->mapped_size;
   size_t new_mapped = (kHugeBlockOffset + new_size + page - 1) & ~(page - 1);
   size_t old_block = huge->block_size;
-#if HS_PROFILER
-  if (page_flags(huge) & kPageSampled) sampled_free(huge, area);
-#endif
+  // A sample of the old block is dropped once the resize is sure (the caller charges the new
+  // size): after an in-place growth, or before the pages move, while the address its record
+  // is keyed by is still ours. (A move the kernel then refuses leaves the block unsampled
+  // until the caller's copy replaces it.)
+  bool sampled = HS_PROFILER && (page_flags(huge) & kPageSampled) != 0;
   // The map entries go first: once the kernel has moved the pages, another thread may map
   // something new at the old range, and it must not find (or lose) our entries there.
   segment_map_set(segment, old_mapped, false);
   void* moved = os::remap(segment, old_mapped, new_mapped, nullptr);
   if (moved == nullptr && may_move) {
+    if (sampled) drop_sample(huge, area);
+    sampled = false;
     void* target = os::map_aligned(new_mapped, kSegmentSize);
     if (target != nullptr) {
       moved = os::remap(segment, old_mapped, new_mapped, target);
@@ -205,6 +218,7 @@ void* huge_realloc(Heap* heap, Page* huge, size_t new_size, bool zero, bool may_
     segment_map_set(segment, old_mapped, true);
     return nullptr;
   }
+  if (sampled) drop_sample(huge, area);  // grew in place: same page, same address
   segment = static_cast<Segment*>(moved);
   segment->mapping = moved;
   segment->mapped_size = new_mapped;

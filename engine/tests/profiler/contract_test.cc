@@ -845,6 +845,41 @@ TEST_F(ProfContract, ReallocInPlaceUpdatesBytesAndMovingReallocStaysConsistent) 
   EXPECT_EQ(s.unique_stacks, 0u);
 }
 
+// Growth without copying (a large block over the free slices after it, a huge block by
+// remapping) counts as a moving realloc: one live sample, of the new size, whatever path ran;
+// an hs_expand that cannot grow leaves the old sample alone. At a 4 KiB interval every block
+// here is sampled (P = 1 - exp(-size/4096)).
+TEST_F(ProfContract, GrowthWithoutCopyingKeepsOneSampleOfTheNewSize) {
+  ASSERT_TRUE(hs_prof_start_seeded(4096, 73));
+  auto live = [] {
+    const hs_prof_stats_t s = prof_stats();
+    return std::make_pair(s.live_samples, s.live_bytes);
+  };
+  void* p = hs_malloc(100000);
+  ASSERT_NE(p, nullptr);
+  EXPECT_EQ(live(), std::make_pair(uint64_t{1}, uint64_t{100000}));
+  p = hs_realloc(p, 3000000);  // large: in place over free slices, or moved
+  ASSERT_NE(p, nullptr);
+  EXPECT_EQ(live(), std::make_pair(uint64_t{1}, uint64_t{3000000}));
+  p = hs_realloc(p, 40u << 20);  // large to huge: moved
+  ASSERT_NE(p, nullptr);
+  EXPECT_EQ(live(), std::make_pair(uint64_t{1}, uint64_t{40} << 20));
+  p = hs_realloc(p, 90u << 20);  // huge to huge: remapped (in place or moved)
+  ASSERT_NE(p, nullptr);
+  EXPECT_EQ(live(), std::make_pair(uint64_t{1}, uint64_t{90} << 20));
+  void* neighbour = hs_malloc(30u << 20);  // often right after p: expanding may fail
+  ASSERT_NE(neighbour, nullptr);
+  const auto before_expand = live();
+  if (hs_expand(p, 150u << 20) == p) {
+    EXPECT_EQ(live(), std::make_pair(before_expand.first, before_expand.second + (60u << 20)));
+  } else {
+    EXPECT_EQ(live(), before_expand) << "a failed hs_expand must keep the block's sample";
+  }
+  hs_free(neighbour);
+  hs_free(p);
+  EXPECT_EQ(live(), std::make_pair(uint64_t{0}, uint64_t{0}));
+}
+
 // Zeroing and array allocations, small and huge, are samples with their requested bytes.
 TEST_F(ProfContract, CallocAndZallocSamplesCountRequestedBytes) {
   ASSERT_TRUE(hs_prof_start_seeded(4096, 71));

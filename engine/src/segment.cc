@@ -101,7 +101,11 @@ static void note_refault(ThreadData* td, const Segment* segment) {
   td->refaulted = true;
 }
 
-static Page* span_take(ThreadData* td, Segment* segment, size_t first, size_t count) {
+// Takes the free slices [first, first + count) for the span starting at span_first: out of
+// the free, dirty, young and purged sets (what was not resident counts as committed again, a
+// purged slice taken back is a refault), their descriptors pointing back to the span's first.
+static void take_slices(ThreadData* td, Segment* segment, size_t span_first, size_t first,
+                        size_t count) {
   SliceMap bits = SliceMap::range(first, count);
   SliceMap fresh = bits & ~segment->dirty_slices;  // purged or never touched: counts anew
   note_committed(fresh.count() * kSliceSize);
@@ -112,13 +116,18 @@ static Page* span_take(ThreadData* td, Segment* segment, size_t first, size_t co
   segment->young_slices &= ~bits;
   segment->free_slices &= ~bits;
   segment->dirty_slices &= ~bits;
+  for (size_t j = first; j < first + count; ++j) {
+    if (j == span_first) continue;
+    segment->pages[j].slice_back = static_cast<uint16_t>(j - span_first);
+    segment->pages[j].slice_count = 0;
+  }
+}
+
+static Page* span_take(ThreadData* td, Segment* segment, size_t first, size_t count) {
+  take_slices(td, segment, first, first, count);
   Page* page = &segment->pages[first];
   page->slice_count = static_cast<uint16_t>(count);
   page->slice_back = 0;
-  for (size_t j = 1; j < count; ++j) {
-    segment->pages[first + j].slice_back = static_cast<uint16_t>(j);
-    segment->pages[first + j].slice_count = 0;
-  }
   page->area = reinterpret_cast<uint8_t*>(segment) + first * kSliceSize;
   g_counters.pages.fetch_add(1, std::memory_order_relaxed);
   return page;
@@ -131,21 +140,8 @@ bool span_grow(ThreadData* td, Page* page, size_t slices) {
   size_t first = static_cast<size_t>(page - segment->pages);
   size_t count = page->slice_count;
   if (slices <= count || first + slices > kSlicesPerSegment) return false;
-  SliceMap extra = SliceMap::range(first + count, slices - count);
-  if ((extra & ~segment->free_slices).any()) return false;
-  SliceMap fresh = extra & ~segment->dirty_slices;
-  note_committed(fresh.count() * kSliceSize);
-  if (HS_UNLIKELY((extra & segment->purged_slices).any())) {
-    note_refault(td, segment);
-    segment->purged_slices &= ~extra;
-  }
-  segment->young_slices &= ~extra;
-  segment->free_slices &= ~extra;
-  segment->dirty_slices &= ~extra;
-  for (size_t j = count; j < slices; ++j) {
-    segment->pages[first + j].slice_back = static_cast<uint16_t>(j);
-    segment->pages[first + j].slice_count = 0;
-  }
+  if ((SliceMap::range(first + count, slices - count) & ~segment->free_slices).any()) return false;
+  take_slices(td, segment, first, first + count, slices - count);
   page->slice_count = static_cast<uint16_t>(slices);
   return true;
 }

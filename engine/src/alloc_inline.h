@@ -237,6 +237,24 @@ inline bool mul_overflows(size_t count, size_t size, size_t* total) {
   return false;
 }
 
+// Resizes a large or huge block without copying it (realloc and hs_expand): a one-block page
+// grows over the free slices after its span; a huge mapping grows or shrinks with the
+// kernel's help, moving only when may_move. Returns the block (p, or where the huge one
+// moved) charged to the profiler at new_size, or nullptr when that cannot be done.
+inline void* resize_without_copying(Heap* heap, void* p, size_t usable, size_t new_size, bool zero,
+                                    bool may_move) {
+  if (usable <= kMediumBlockMax || heap == &g_empty_heap) return nullptr;
+  Page* page = page_of(p);
+  if (new_size <= kLargeMax) {
+    if (!large_grow_in_place(page, new_size)) return nullptr;
+    if (zero) memset(static_cast<uint8_t*>(p) + usable, 0, page->block_size - usable);
+    return charge_sample(heap, p, new_size);
+  }
+  if ((page_flags(page) & kPageHuge) == 0) return nullptr;  // large to huge: copy
+  void* q = huge_realloc(heap, page, new_size, zero, may_move);
+  return q != nullptr ? charge_sample(heap, q, new_size) : nullptr;
+}
+
 // realloc and its variants; a block that has to move goes to `heap` (in place it stays where
 // it is, in its own heap).
 inline void* heap_realloc(Heap* heap, void* p, size_t new_size, size_t alignment, bool zero) {
@@ -260,21 +278,9 @@ inline void* heap_realloc(Heap* heap, void* p, size_t new_size, size_t alignment
     note_resize_in_place(p, new_size);
     return p;
   }
-  if (new_size > usable && usable > kMediumBlockMax && aligned_ok && heap != &g_empty_heap) {
-    // A one-block page grows over free slices after it; huge to huge moves pages, not bytes.
-    Page* page = page_of(p);
-    if (new_size <= kLargeMax && large_grow_in_place(page, new_size)) {
-      if (zero) memset(static_cast<uint8_t*>(p) + usable, 0, page->block_size - usable);
-      return charge_sample(heap, p, new_size);
-    }
-  }
-  if (new_size > kLargeMax && usable > kLargeMax && alignment <= kHugeBlockOffset &&
-      heap != &g_empty_heap) {
-    Page* page = page_of(p);
-    if (page_flags(page) & kPageHuge) {
-      void* q = huge_realloc(heap, page, new_size, zero, true);
-      if (q != nullptr) return charge_sample(heap, q, new_size);
-    }
+  // (A moved huge block starts 64 KiB into a segment-aligned mapping: aligned up to that.)
+  if (aligned_ok && alignment <= kHugeBlockOffset) {
+    if (void* q = resize_without_copying(heap, p, usable, new_size, zero, true)) return q;
   }
   void* q = heap_malloc_aligned(heap, new_size, alignment);
   if (q == nullptr) return nullptr;  // p stays valid, errno is ENOMEM

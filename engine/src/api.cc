@@ -130,17 +130,7 @@ HS_TEXT void* hs_expand(void* p, size_t new_size) {
     note_resize_in_place(p, new_size);
     return p;
   }
-  // Beyond the block: a one-block page may take the free slices after it, a huge mapping
-  // the free address range after it (never moved here).
-  Heap* heap = tls_heap;
-  if (usable <= kMediumBlockMax || heap == &g_empty_heap) return nullptr;
-  Page* page = page_of(p);
-  if (new_size <= kLargeMax) {
-    return large_grow_in_place(page, new_size) ? charge_sample(heap, p, new_size) : nullptr;
-  }
-  if ((page_flags(page) & kPageHuge) == 0) return nullptr;
-  void* q = huge_realloc(heap, page, new_size, false, false);
-  return q != nullptr ? charge_sample(heap, q, new_size) : nullptr;
+  return resize_without_copying(tls_heap, p, usable, new_size, false, false);
 }
 
 // ---- first-class heaps -------------------------------------------------------------------------

@@ -385,7 +385,6 @@ bool large_grow_in_place(Page* page, size_t new_size) {
   page->bin = static_cast<uint8_t>(bin);
   page->block_size = bin_block_size(bin);
   if (!in_full) queue_push(heap, page, false);
-  if (heap->kept_large == page) heap->kept_large = nullptr;
   heap->counters.free_count.add(1);
   heap->counters.freed_total.add(old_block);
   heap->counters.alloc_count.add(1);

@@ -170,13 +170,6 @@ void* huge_alloc(Heap* heap, size_t size, size_t alignment, bool zero) {
   return huge->area;
 }
 
-// realloc of a huge block to another huge size, without copying: the kernel grows (or shrinks)
-// the mapping in place when the address range after it is free, else moves its pages to a
-// fresh segment-aligned range (page tables move, bytes do not). Accounted exactly like a
-// moving realloc: a free of the old block and an allocation of the new one (counters, and
-// for the profiler a dropped sample and a new charge). Returns nullptr when the caller should
-// copy instead: an over-aligned block, one listed in a first-class heap (its list links would
-// move), or the kernel refused (or the range after it is taken and may_move is false).
 static void drop_sample(Page* huge, void* area) {
 #if HS_PROFILER
   sampled_free(huge, area);
@@ -186,6 +179,13 @@ static void drop_sample(Page* huge, void* area) {
 #endif
 }
 
+// realloc of a huge block to another huge size, without copying: the kernel grows (or shrinks)
+// the mapping in place when the address range after it is free, else moves its pages to a
+// fresh segment-aligned range (page tables move, bytes do not). Accounted exactly like a
+// moving realloc: a free of the old block and an allocation of the new one (counters, and
+// for the profiler a dropped sample and a new charge). Returns nullptr when the caller should
+// copy instead: an over-aligned block, one listed in a first-class heap (its list links would
+// move), or the kernel refused (or the range after it is taken and may_move is false).
 void* huge_realloc(Heap* heap, Page* huge, size_t new_size, bool zero, bool may_move) {
   Segment* segment = reinterpret_cast<Segment*>(reinterpret_cast<uintptr_t>(huge) & ~kSegmentMask);
   uint8_t* area = reinterpret_cast<uint8_t*>(segment) + kHugeBlockOffset;

@@ -31,7 +31,14 @@ Segment* segment_of_slow(const void* p) {
   }
   uint8_t head = g_segment_map[index].load(std::memory_order_acquire);
   if (head != kMapSegment && head != kMapHuge) return nullptr;
-  return reinterpret_cast<Segment*>(index << kSegmentShift);
+  Segment* segment = reinterpret_cast<Segment*>(index << kSegmentShift);
+  // A huge mapping ends at a page boundary, not at its last 32 MiB boundary: the rest of that
+  // last map entry's range can hold someone else's memory.
+  if (head == kMapHuge && reinterpret_cast<uintptr_t>(p) - reinterpret_cast<uintptr_t>(segment) >=
+                              segment->mapped_size) {
+    return nullptr;
+  }
+  return segment;
 }
 
 // Every slice but the header's.

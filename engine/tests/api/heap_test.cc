@@ -2,6 +2,8 @@
 // hs_heap_contains, hs_heap_stats_get, and hs_is_in_heap_region for foreign pointers.
 #include <gtest/gtest.h>
 #include <heapscope/heapscope.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstdlib>
@@ -249,6 +251,30 @@ TEST(Region, OwnPointersAreInside) {
   EXPECT_TRUE(hs_is_in_heap_region(a));
   hs_free(a);
   for (void* p : blocks) hs_free(p);
+}
+
+// A huge block's mapping ends at a page, but its segment-map entry covers a whole 32 MiB
+// range: memory someone else maps right after the block must still read as foreign.
+TEST(Region, MemoryMappedRightAfterAHugeBlockIsOutside) {
+  const size_t size = 17 * kMiB;
+  auto* p = static_cast<char*>(hs_malloc(size));
+  ASSERT_NE(p, nullptr);
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  // The block ends its mapping (usable size runs to the mapping's end).
+  char* after = p + hs_usable_size(p);
+  ASSERT_EQ(reinterpret_cast<uintptr_t>(after) % page, 0u);
+  void* foreign = mmap(after, page, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+  if (foreign != after) {
+    if (foreign != MAP_FAILED) munmap(foreign, page);
+    hs_free(p);
+    GTEST_SKIP() << "the page after the block is taken";
+  }
+  EXPECT_NE(hs_is_in_heap_region(p + size - 1), 0);
+  EXPECT_FALSE(hs_is_in_heap_region(foreign));
+  EXPECT_EQ(hs_usable_size(foreign), 0u);
+  munmap(foreign, page);
+  hs_free(p);
 }
 
 TEST(Region, ForeignPointersAreOutside) {

@@ -1,7 +1,8 @@
 // The fast paths, inlined into every entry point (hs_* in api.cc, malloc & co in
 // override_malloc.cc, operator new in override_new.cc).
 //
-//   malloc(size <= 1 KiB): heap->direct[(size+15)/16] -> page; pop page->free; count.
+//   malloc(size <= 64 KiB): heap->direct: (size+15)/16 up to 1 KiB, (size+255)/256 above
+//            -> page; pop page->free; count.
 //   free(p): segment map says "ours" -> page = segment->pages[slice] -> owner thread and no
 //            page flags -> push onto page->free (LIFO: the next malloc of the class reuses
 //            the block just freed, still in cache); retire the page if it became empty.
@@ -16,6 +17,20 @@
 
 namespace heapscope {
 
+// Pops a block off a page known to have one, for an allocation already charged to the
+// profiler's countdown (or built without the profiler, then counting the requested bytes).
+HS_ALWAYS_INLINE void* page_pop_charged(Heap* heap, Page* page, Block* block, size_t size) {
+  page->free = block->next;
+  page->used++;
+  heap->counters.bin_allocs[page->bin].add(1);
+#if !HS_PROFILER
+  heap->counters.requested_bytes.add(size);  // else counted by the countdown
+#else
+  (void)size;
+#endif
+  return block;
+}
+
 // Pops a block off a page known to have one, charging the profiler countdown and counters.
 HS_ALWAYS_INLINE void* page_pop(Heap* heap, Page* page, Block* block, size_t size) {
 #if HS_PROFILER
@@ -24,13 +39,7 @@ HS_ALWAYS_INLINE void* page_pop(Heap* heap, Page* page, Block* block, size_t siz
     return malloc_sampled(heap, size);
   }
 #endif
-  page->free = block->next;
-  page->used++;
-  heap->counters.bin_allocs[page->bin].add(1);
-#if !HS_PROFILER
-  heap->counters.requested_bytes.add(size);  // else counted by the countdown above
-#endif
-  return block;
+  return page_pop_charged(heap, page, block, size);
 }
 
 // When the allocation list is dry, the owner's own frees are ready without a collection.
@@ -43,21 +52,34 @@ HS_ALWAYS_INLINE Block* take_local_free(Page* page) {
   return block;
 }
 
+// The page the direct tables give for a size up to kMediumBlockMax (the empty page when the
+// class has none yet).
+HS_ALWAYS_INLINE Page* direct_page(const Heap* heap, size_t size) {
+  if (size <= kSmallDirectMax) return heap->direct.slots[(size + kMinAlign - 1) / kMinAlign];
+  return heap->direct.medium[(size + kMediumDirectStep - 1) / kMediumDirectStep];
+}
+
+// Pops from the page a direct table gave for the size, or takes the generic path.
+HS_ALWAYS_INLINE void* direct_malloc(Heap* heap, Page* page, size_t size) {
+  Block* block = page->free;
+  if (HS_LIKELY(block != nullptr)) return page_pop(heap, page, block, size);
+  block = take_local_free(page);
+  if (block != nullptr) return page_pop(heap, page, block, size);
+  return malloc_generic(heap, size);
+}
+
 HS_ALWAYS_INLINE void* heap_malloc(Heap* heap, size_t size) {
   if (HS_LIKELY(size <= kSmallDirectMax)) {
-    Page* page = heap->direct.slots[(size + kMinAlign - 1) / kMinAlign];
-    Block* block = page->free;
-    if (HS_LIKELY(block != nullptr)) return page_pop(heap, page, block, size);
-    block = take_local_free(page);
-    if (block != nullptr) return page_pop(heap, page, block, size);
-  } else if (size <= kLargeMax) {
-    // Medium and large sizes: the first page of the bin's queue.
+    return direct_malloc(heap, heap->direct.slots[(size + kMinAlign - 1) / kMinAlign], size);
+  }
+  if (size <= kMediumBlockMax) {
+    Page* page = heap->direct.medium[(size + kMediumDirectStep - 1) / kMediumDirectStep];
+    return direct_malloc(heap, page, size);
+  }
+  if (size <= kLargeMax) {
+    // Large sizes: the first page of the bin's queue.
     Page* page = heap->queues[bin_of(size)].first;
-    if (page != nullptr) {
-      Block* block = page->free;
-      if (block == nullptr) block = take_local_free(page);
-      if (block != nullptr) return page_pop(heap, page, block, size);
-    }
+    if (page != nullptr) return direct_malloc(heap, page, size);
   }
   return malloc_generic(heap, size);
 }

@@ -38,6 +38,10 @@ inline constexpr size_t kSmallDirectMax = 1024;  // sizes served by the direct t
 inline constexpr size_t kDirectSlots = kSmallDirectMax / kMinAlign + 1;
 inline constexpr size_t kSmallBlockMax = 8 * 1024;    // blocks on one-slice pages
 inline constexpr size_t kMediumBlockMax = 64 * 1024;  // blocks on eight-slice pages
+// Above the small table, every class up to kMediumBlockMax is a multiple of 256 bytes, so a
+// second table indexed by (size+255)/256 finds those pages without computing the class.
+inline constexpr size_t kMediumDirectStep = 256;
+inline constexpr size_t kMediumDirectSlots = kMediumBlockMax / kMediumDirectStep + 1;
 inline constexpr size_t kMediumPageSlices = 8;
 inline constexpr size_t kLargeMax = 16 * 1024 * 1024;   // beyond this: a dedicated mapping
 inline constexpr size_t kHugeBlockOffset = kSliceSize;  // huge block: after fields + pages[0]

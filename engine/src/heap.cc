@@ -7,6 +7,7 @@
 //        └─ free_generic ─> huge | full-page | checked | remote push (+ hint)
 #include <string.h>
 
+#include "alloc_inline.h"
 #include "internal.h"
 #include "platform/platform.h"
 
@@ -15,12 +16,16 @@ namespace heapscope {
 // ---- queues and the direct table -------------------------------------------------------------
 static void direct_update(Heap* heap, size_t bin) {
   size_t block_size = bin_block_size(bin);
-  if (block_size > kSmallDirectMax) return;
+  if (block_size > kMediumBlockMax) return;
   Page* page = heap->queues[bin].first;
   if (page == nullptr) page = &g_empty_page;
-  size_t low = bin == 1 ? 0 : bin_block_size(bin - 1) / kMinAlign + 1;
-  size_t high = block_size / kMinAlign;
-  for (size_t slot = low; slot <= high; ++slot) heap->direct.slots[slot] = page;
+  // The slots of the sizes this class serves: above the previous class, up to its own.
+  size_t below = bin == 1 ? 0 : bin_block_size(bin - 1);
+  bool small = block_size <= kSmallDirectMax;
+  size_t step = small ? kMinAlign : kMediumDirectStep;
+  Page** table = small ? heap->direct.slots : heap->direct.medium;
+  size_t low = bin == 1 ? 0 : below / step + 1;
+  for (size_t slot = low; slot <= block_size / step; ++slot) table[slot] = page;
 }
 
 static PageQueue* queue_of(Heap* heap, const Page* page) {
@@ -140,7 +145,7 @@ static Page* page_fresh(Heap* heap, size_t bin) {
 }
 
 static Page* find_page(Heap* heap, size_t bin) {
-  // Sizes above the direct table land here on every call: serve them straight from the
+  // Sizes above the direct tables land here on every call: serve them straight from the
   // queue's first page when it has a block, before any housekeeping.
   Page* first = heap->queues[bin].first;
   if (first != nullptr) {
@@ -181,6 +186,14 @@ static Page* find_page(Heap* heap, size_t bin) {
 HS_TEXT HS_NOINLINE void* malloc_sampled(Heap* heap, size_t size) {
 #if HS_PROFILER
   bool sample = sample_countdown_expired(heap, size);
+  if (!sample && size <= kMediumBlockMax) {
+    // Mostly the idle re-check of a stopped profiler (every kIdleRecheckBytes): finish as the
+    // fast path would have, not through the generic path.
+    Page* page = direct_page(heap, size);
+    Block* block = page->free;
+    if (block == nullptr) block = take_local_free(page);
+    if (block != nullptr) return page_pop_charged(heap, page, block, size);
+  }
   void* p = malloc_generic(heap, size, false);
   if (sample && p != nullptr) record_sample(heap, p, size);
   return p;

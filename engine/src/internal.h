@@ -137,14 +137,16 @@ extern Page g_empty_page;
 // The direct table starts out pointing every slot at the (always empty) page, so a heap
 // that has allocated nothing yet, and the static empty heap, miss into the generic path.
 struct DirectTable {
-  Page* slots[kDirectSlots];
-  constexpr DirectTable() : slots() {
+  Page* slots[kDirectSlots];         // (size+15)/16, sizes up to kSmallDirectMax
+  Page* medium[kMediumDirectSlots];  // (size+255)/256, sizes above that up to kMediumBlockMax
+  constexpr DirectTable() : slots(), medium() {
     for (Page*& slot : slots) slot = &g_empty_page;
+    for (Page*& slot : medium) slot = &g_empty_page;
   }
 };
 
 struct alignas(64) Heap {
-  DirectTable direct;  // (size+15)/16 -> a page of that class, maybe with free blocks
+  DirectTable direct;  // size -> the first page of its class, maybe with free blocks
   // Bytes until the next profiler sample. With the profiler compiled in it doubles as the
   // requested-bytes counter (requested = requested_folded + countdown_armed - countdown), so
   // the fast path pays one subtract-and-branch in place of an add, not on top of it.

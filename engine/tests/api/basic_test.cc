@@ -73,6 +73,30 @@ TEST(Malloc, EverySizeUpTo4KiBKeepsItsBytes) {
   }
 }
 
+TEST(Malloc, SizesAcrossEveryMediumTableSlotGetTheirClass) {
+  // Above 1 KiB the fast path finds pages by (size+255)/256: probe each slot's edges up to
+  // 64 KiB and past it. A wrong slot shows as a block too small (usable < size), or as one
+  // of a class too big (more than the 25% rounding of four classes per power of two).
+  for (size_t edge = kKiB; edge <= 64 * kKiB + 512; edge += 256) {
+    for (size_t n = edge - 1; n <= edge + 1; ++n) {
+      void* a = hs_malloc(n);
+      void* b = hs_malloc(n);
+      ASSERT_NE(a, nullptr);
+      ASSERT_NE(b, nullptr);
+      const size_t ua = hs_usable_size(a);
+      ASSERT_GE(ua, n) << "size " << n;
+      ASSERT_LE(ua, n + n / 4) << "size " << n;
+      ASSERT_EQ(hs_usable_size(b), ua) << "size " << n;
+      fill_pattern(a, ua, 1);
+      fill_pattern(b, ua, 2);
+      ASSERT_EQ(check_pattern(a, ua, 1), SIZE_MAX) << "size " << n;
+      ASSERT_EQ(check_pattern(b, ua, 2), SIZE_MAX) << "size " << n;
+      hs_free(a);
+      hs_free(b);
+    }
+  }
+}
+
 TEST(Malloc, ZeroReturnsUniqueFreeablePointers) {
   std::vector<void*> blocks;
   std::set<void*> seen;

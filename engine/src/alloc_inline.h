@@ -265,7 +265,8 @@ inline bool mul_overflows(size_t count, size_t size, size_t* total) {
 // moved) charged to the profiler at new_size, or nullptr when that cannot be done.
 inline void* resize_without_copying(Heap* heap, void* p, size_t usable, size_t new_size, bool zero,
                                     bool may_move) {
-  if (usable <= kMediumBlockMax || heap == &g_empty_heap) return nullptr;
+  // Only one-block pages (growth spans, large and huge blocks) resize without copying.
+  if (usable < kGrowthSpanMin || heap == &g_empty_heap) return nullptr;
   Page* page = page_of(p);
   if (new_size <= kLargeMax) {
     if (!large_grow_in_place(page, new_size)) return nullptr;
@@ -304,7 +305,13 @@ inline void* heap_realloc(Heap* heap, void* p, size_t new_size, size_t alignment
   if (aligned_ok && alignment <= kHugeBlockOffset) {
     if (void* q = resize_without_copying(heap, p, usable, new_size, zero, true)) return q;
   }
-  void* q = heap_malloc_aligned(heap, new_size, alignment);
+  void* q = nullptr;
+  if (new_size > usable && new_size >= kGrowthSpanMin && new_size <= kMediumBlockMax &&
+      alignment <= kMinAlign && heap != &g_empty_heap) {
+    // Growing into the upper medium classes: a slice of its own, to grow on without copying.
+    q = charge_sample(heap, malloc_growth_span(heap, new_size), new_size);
+  }
+  if (q == nullptr) q = heap_malloc_aligned(heap, new_size, alignment);
   if (q == nullptr) return nullptr;  // p stays valid, errno is ENOMEM
   size_t keep = usable < new_size ? usable : new_size;
   memcpy(q, p, keep);

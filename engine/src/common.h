@@ -43,6 +43,9 @@ inline constexpr size_t kMediumBlockMax = 64 * 1024;  // blocks on eight-slice p
 inline constexpr size_t kMediumDirectStep = 256;
 inline constexpr size_t kMediumDirectSlots = kMediumBlockMax / kMediumDirectStep + 1;
 inline constexpr size_t kMediumPageSlices = 8;
+// realloc moving a block that grows to at least this size (up to kMediumBlockMax) puts it on a
+// slice of its own, where it can keep growing without copies (at most 2x the address space).
+inline constexpr size_t kGrowthSpanMin = 32 * 1024;
 inline constexpr size_t kLargeMax = 16 * 1024 * 1024;   // beyond this: a dedicated mapping
 inline constexpr size_t kHugeBlockOffset = kSliceSize;  // huge block: after fields + pages[0]
 inline constexpr size_t kMaxAllocSize = PTRDIFF_MAX - 2 * kSegmentSize;

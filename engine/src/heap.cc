@@ -381,14 +381,16 @@ bool large_grow_in_place(Page* page, size_t new_size) {
   if ((page_flags(page) & kPageLarge) == 0 || new_size > kLargeMax) return false;
   if (page->owner_tid.load(std::memory_order_relaxed) != os::thread_id()) return false;
   size_t bin = bin_of(new_size);
-  size_t slices = bin_page_slices(bin);
-  if (bin_block_size(bin) <= kMediumBlockMax || slices <= page->slice_count) return false;
+  if (bin_block_size(bin) <= page->block_size) return false;
+  size_t slices = (bin_block_size(bin) + kSliceSize - 1) / kSliceSize;
   Heap* heap = page->heap;
   size_t old_block = page->block_size;
   // The page leaves its queue under its old class (or stays in the full list).
   bool in_full = (page_flags(page) & kPageInFull) != 0;
   if (!in_full) queue_remove(heap, page);
-  if (!span_grow(heap->td, page, slices)) {
+  // A class that still fits the span (a growth span, or a large class that leaves part of its
+  // last slice unused) only changes the page's class.
+  if (slices > page->slice_count && !span_grow(heap->td, page, slices)) {
     if (!in_full) queue_push(heap, page, false);
     return false;
   }
@@ -406,6 +408,27 @@ bool large_grow_in_place(Page* page, size_t new_size) {
   heap->counters.requested_bytes.add(new_size);
 #endif
   return true;
+}
+
+// The block of a growing realloc (kGrowthSpanMin..kMediumBlockMax, owner thread) on a slice
+// of its own, so it can grow in place (large_grow_in_place) through 64 KiB and beyond. The
+// caller charges the profiler. nullptr when no slice is to be had (use the normal classes).
+void* malloc_growth_span(Heap* heap, size_t size) {
+  size_t bin = bin_of(size);
+  Page* page = span_alloc(heap->td, 1);
+  if (page == nullptr) return nullptr;
+  page_init(page, heap, bin, true);
+  page_extend(page);
+  // At the back of its queue: the direct table keeps pointing at a shared page of the class.
+  queue_push(heap, page, false);
+  Block* block = page->free;
+  page->free = nullptr;
+  page->used = 1;
+  heap->counters.bin_allocs[bin].add(1);
+#if !HS_PROFILER
+  heap->counters.requested_bytes.add(size);  // else counted by the caller's charge_sample
+#endif
+  return block;
 }
 
 void heap_adopt_page(Heap* heap, Page* page) {

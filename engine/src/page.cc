@@ -9,11 +9,12 @@
 
 namespace heapscope {
 
-void page_init(Page* page, Heap* heap, size_t bin) {
+void page_init(Page* page, Heap* heap, size_t bin, bool one_block) {
   size_t block_size = bin_block_size(bin);
   page->block_size = block_size;
   page->bin = static_cast<uint8_t>(bin);
-  page->reserved = static_cast<uint32_t>(page->slice_count * kSliceSize / block_size);
+  page->reserved =
+      one_block ? 1 : static_cast<uint32_t>(page->slice_count * kSliceSize / block_size);
   page->capacity = 0;
   page->used = 0;
   page->free = nullptr;

@@ -1,10 +1,12 @@
-// Growth without copying: a one-block (large) page takes the free slices after it, and a
-// huge block's mapping grows or moves by remapping pages. Contents, zeroing rules, statistics
-// and the segment map must come out as a moving realloc leaves them.
+// Growth without copying: a one-block (large) page takes the free slices after it, a block
+// that realloc grows into the upper medium classes moves once onto a slice of its own and
+// grows there, and a huge block's mapping grows or moves by remapping pages. Contents, zeroing
+// rules, statistics and the segment map must come out as a moving realloc leaves them.
 #include <gtest/gtest.h>
 #include <heapscope/heapscope.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <thread>
 #include <vector>
@@ -106,6 +108,116 @@ TEST(LargeGrowth, ZeroingGrowthOverDirtySlicesReadsZero) {
     EXPECT_EQ(q[0], 7);
     for (size_t i = 100 * kKiB; i < 1 * kMiB; i += 509) ASSERT_EQ(q[i], 0) << "offset " << i;
     hs_free(q);
+  });
+}
+
+// A buffer grown by 1.5x steps, as vectors and string builders grow: the step that reaches
+// 32 KiB moves the block onto a slice of its own, and every step after it up to 64 KiB (and on
+// into the large classes) stays in place.
+TEST(GrowthSpan, ReallocMovesOnceThenGrowsInPlace) {
+  on_fresh_thread([] {
+    const hs_stats_t before = stats_now();
+    size_t size = 24 * kKiB;
+    auto* p = static_cast<unsigned char*>(hs_malloc(size));
+    ASSERT_NE(p, nullptr);
+    fill_pattern(p, size, 21);
+    auto* q = static_cast<unsigned char*>(hs_realloc(p, 36 * kKiB));  // moves: 24 KiB class page
+    ASSERT_NE(q, nullptr);
+    ASSERT_EQ(check_pattern(q, size, 21), SIZE_MAX);
+    fill_pattern(q, 36 * kKiB, 21);
+    size = 36 * kKiB;
+    p = q;
+    for (size_t next : {54 * kKiB, 64 * kKiB, 100 * kKiB}) {
+      q = static_cast<unsigned char*>(hs_realloc(p, next));
+      ASSERT_NE(q, nullptr);
+      EXPECT_EQ(q, p) << "growth to " << next << " should have stayed in place";
+      ASSERT_EQ(check_pattern(q, size, 21), SIZE_MAX) << "growth to " << next;
+      EXPECT_GE(hs_usable_size(q), next);
+      fill_pattern(q, next, 21);
+      p = q;
+      size = next;
+    }
+    const hs_stats_t grown = stats_now();
+    EXPECT_EQ(grown.alloc_count - before.alloc_count, 5u);  // one malloc, four reallocs
+    EXPECT_EQ(grown.free_count - before.free_count, 4u);
+    EXPECT_EQ(grown.allocated_bytes - before.allocated_bytes, hs_usable_size(p));
+    EXPECT_EQ(hs_expand(p, 120 * kKiB), p) << "hs_expand grows a growth span too";
+    hs_free(p);
+    EXPECT_EQ(stats_now().allocated_bytes, before.allocated_bytes);
+  });
+}
+
+TEST(GrowthSpan, SmallGrowthAndShrinkingKeepTheSharedPages) {
+  on_fresh_thread([] {
+    // Below 32 KiB a growing block stays in the shared classes (no slice of its own).
+    auto* p = static_cast<unsigned char*>(hs_malloc(10 * kKiB));
+    ASSERT_NE(p, nullptr);
+    auto* q = static_cast<unsigned char*>(hs_realloc(p, 20 * kKiB));
+    ASSERT_NE(q, nullptr);
+    void* neighbour = hs_malloc(20 * kKiB);  // same class: the next block of q's page
+    ASSERT_NE(neighbour, nullptr);
+    EXPECT_LT(std::abs(static_cast<unsigned char*>(neighbour) - q), static_cast<long>(64 * kKiB))
+        << "a 20 KiB block should share its page with its class";
+    hs_free(neighbour);
+    // A growth-span block shrunk below half its size moves back to a shared class.
+    auto* r = static_cast<unsigned char*>(hs_realloc(q, 40 * kKiB));
+    ASSERT_NE(r, nullptr);
+    fill_pattern(r, 40 * kKiB, 22);
+    auto* s = static_cast<unsigned char*>(hs_realloc(r, 30 * kKiB));
+    EXPECT_EQ(s, r) << "shrinking to 3/4 stays in place";
+    auto* t = static_cast<unsigned char*>(hs_realloc(s, 4 * kKiB));
+    ASSERT_NE(t, nullptr);
+    EXPECT_NE(t, s);
+    EXPECT_EQ(check_pattern(t, 4 * kKiB, 22), SIZE_MAX);
+    EXPECT_LT(hs_usable_size(t), 8 * kKiB);
+    hs_free(t);
+  });
+}
+
+TEST(GrowthSpan, ZeroingGrowthReadsZeroPastTheOldSize) {
+  on_fresh_thread([] {
+    // Dirty the slice a growth span will reuse, then grow zeroed through it.
+    for (int round = 0; round < 3; ++round) {
+      auto* junk = static_cast<unsigned char*>(hs_malloc(20 * kKiB));
+      auto* big = static_cast<unsigned char*>(hs_realloc(junk, 60 * kKiB));
+      ASSERT_NE(big, nullptr);
+      memset(big, 0xEE, 60 * kKiB);
+      hs_free(big);
+    }
+    auto* p = static_cast<unsigned char*>(hs_rezalloc(nullptr, 20 * kKiB));
+    ASSERT_NE(p, nullptr);
+    fill_pattern(p, 20 * kKiB, 23);
+    for (size_t next : {40 * kKiB, 60 * kKiB}) {
+      size_t old_usable = hs_usable_size(p);
+      auto* q = static_cast<unsigned char*>(hs_rezalloc(p, next));
+      ASSERT_NE(q, nullptr);
+      EXPECT_EQ(check_pattern(q, 20 * kKiB, 23), SIZE_MAX);
+      size_t usable = hs_usable_size(q);
+      for (size_t i = old_usable; i < usable; ++i) ASSERT_EQ(q[i], 0) << "byte " << i;
+      p = q;
+    }
+    hs_free(p);
+  });
+}
+
+TEST(GrowthSpan, AnotherThreadFreesTheBlock) {
+  on_fresh_thread([] {
+    auto* p = static_cast<unsigned char*>(hs_malloc(20 * kKiB));
+    auto* q = static_cast<unsigned char*>(hs_realloc(p, 50 * kKiB));
+    ASSERT_NE(q, nullptr);
+    fill_pattern(q, 50 * kKiB, 24);
+    std::thread([q] {
+      EXPECT_EQ(check_pattern(q, 20 * kKiB, 24), SIZE_MAX);
+      hs_free(q);
+    }).join();
+    // The owner collects the remote free and can reuse the memory.
+    hs_collect(0);
+    for (int i = 0; i < 100; ++i) {
+      auto* r = static_cast<unsigned char*>(hs_realloc(hs_malloc(20 * kKiB), 50 * kKiB));
+      ASSERT_NE(r, nullptr);
+      fill_pattern(r, 50 * kKiB, 25);
+      hs_free(r);
+    }
   });
 }
 

@@ -861,6 +861,17 @@ TEST_F(ProfContract, GrowthWithoutCopyingKeepsOneSampleOfTheNewSize) {
   p = hs_realloc(p, 3000000);  // large: in place over free slices, or moved
   ASSERT_NE(p, nullptr);
   EXPECT_EQ(live(), std::make_pair(uint64_t{1}, uint64_t{3000000}));
+  // A growing medium block: moved onto a slice of its own, then grown in place there.
+  void* grown = hs_malloc(20000);
+  ASSERT_NE(grown, nullptr);
+  EXPECT_EQ(live(), std::make_pair(uint64_t{2}, uint64_t{3020000}));
+  for (size_t next : {40000u, 60000u, 65536u}) {
+    grown = hs_realloc(grown, next);
+    ASSERT_NE(grown, nullptr);
+    EXPECT_EQ(live(), std::make_pair(uint64_t{2}, uint64_t{3000000} + next)) << next;
+  }
+  hs_free(grown);
+  EXPECT_EQ(live(), std::make_pair(uint64_t{1}, uint64_t{3000000}));
   p = hs_realloc(p, 40u << 20);  // large to huge: moved
   ASSERT_NE(p, nullptr);
   EXPECT_EQ(live(), std::make_pair(uint64_t{1}, uint64_t{40} << 20));

@@ -32,6 +32,8 @@ import sys
 import tempfile
 import time
 
+from pinned_loop import bootstrap_median_interval  # same folder: the rounds are resampled
+
 LIBDIR = "/usr/lib/x86_64-linux-gnu"
 # (name, library or None for glibc, what the benchmark must report as malloc's owner, extra env)
 PEERS = [
@@ -236,8 +238,8 @@ def main():
         print(f"| {row} | " + " | ".join(cells) + " |")
 
     if opts.set == "tax":
-        print("\npaired ratios (median over rounds of A_round / B_round; min-max over rounds;"
-              " best = fastest A round / fastest B round)\n")
+        print("\npaired ratios (median over rounds of A_round / B_round [its 95% bootstrap"
+              " interval]; min-max over rounds; best = fastest A round / fastest B round)\n")
         pairs = [(a, b) for a, b in TAX_PAIRS if a in names and b in names]
         print("| row | " + " | ".join(f"{a} / {b}" for a, b in pairs) + " |")
         print("|" + "---|" * (len(pairs) + 1))
@@ -252,9 +254,12 @@ def main():
                 ratios = [x / y for x, y in zip(xa, xb)]
                 med = statistics.median(ratios)
                 best = min(xa) / min(xb)
+                low, high = bootstrap_median_interval(ratios, 10_000, random.Random(opts.seed))
                 report["paired"].setdefault(row, {})[f"{a}/{b}"] = dict(
-                    summarize(ratios), per_round=ratios, ratio_of_fastest=best)
-                cells.append(f"{med:.3f} ({min(ratios):.3f}-{max(ratios):.3f}) best {best:.3f}")
+                    summarize(ratios), per_round=ratios, ratio_of_fastest=best,
+                    median_interval_95=[low, high])
+                cells.append(f"{med:.3f} [{low:.3f}, {high:.3f}] ({min(ratios):.3f}-{max(ratios):.3f})"
+                             f" best {best:.3f}")
             print(f"| {row} | " + " | ".join(cells) + " |")
 
     if not opts.no_rss and any(rss.values()):

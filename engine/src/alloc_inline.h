@@ -133,15 +133,11 @@ HS_ALWAYS_INLINE void free_impl(void* p) {
     page->free = block;
     Heap* heap = page->heap;
     heap->counters.bin_frees[page->bin].add(1);
-    // A page alone in its queue is kept when it empties (page_retire would decide the same):
-    // checking that here saves the call in the malloc/free ping-pong pattern, where the page
-    // empties on every free, so the check is one or of its two links, not two branches.
-    // (Large pages carry kPageLarge, so their frees reach page_retire through the generic path.)
-    if (HS_UNLIKELY(--page->used == 0)) {
-      uintptr_t links =
-          reinterpret_cast<uintptr_t>(page->next) | reinterpret_cast<uintptr_t>(page->prev);
-      if (HS_UNLIKELY(links != 0)) page_retire(heap, page);
-    }
+    // A page alone in its queue is kept when it empties: its `used` carries a bias of one
+    // for that (see Page::used), so reaching zero means a page that shares its queue, and the
+    // malloc/free ping-pong on a lone page costs no test here. (Large pages carry kPageLarge,
+    // so their frees reach page_retire through the generic path.)
+    if (HS_UNLIKELY(--page->used == 0)) page_retire(heap, page);
     return;
   }
   free_generic(page, p);

@@ -32,9 +32,27 @@ static PageQueue* queue_of(Heap* heap, const Page* page) {
   return (page_flags(page) & kPageInFull) != 0 ? &heap->full : &heap->queues[page->bin];
 }
 
+// The keep bias (Page::used): only multi-block pages take it; one-block pages (large blocks,
+// growth spans) reach page_retire through free's generic path, which keeps them itself.
+void page_set_keep_bias(Page* page, bool on) {
+  if (page->keep_bias == (on ? 1 : 0)) return;
+  page->used = on ? page->used + 1 : page->used - 1;
+  page->keep_bias = on ? 1 : 0;
+}
+
+// After every change of a (not full) queue: its page has the bias exactly when it is alone.
+static void queue_fix_keep_bias(Heap* heap, PageQueue* queue) {
+  Page* first = queue->first;
+  if (queue == &heap->full || first == nullptr) return;
+  bool alone = first == queue->last;
+  page_set_keep_bias(first, alone && first->reserved > 1);
+  if (!alone) page_set_keep_bias(queue->last, false);
+}
+
 static void queue_remove(Heap* heap, Page* page) {
   PageQueue* queue = queue_of(heap, page);
   bool was_first = queue->first == page;
+  page_set_keep_bias(page, false);
   if (page->prev != nullptr)
     page->prev->next = page->next;
   else
@@ -44,6 +62,7 @@ static void queue_remove(Heap* heap, Page* page) {
   else
     queue->last = page->prev;
   page->next = page->prev = nullptr;
+  queue_fix_keep_bias(heap, queue);
   if (was_first && queue != &heap->full) direct_update(heap, page->bin);
 }
 
@@ -66,6 +85,7 @@ static void queue_push(Heap* heap, Page* page, bool front) {
       queue->first = page;
     queue->last = page;
   }
+  queue_fix_keep_bias(heap, queue);
   if (queue->first == page && queue != &heap->full) direct_update(heap, page->bin);
 }
 
@@ -129,7 +149,7 @@ static void heap_collect_full(Heap* heap) {
     if (page->thread_free.load(std::memory_order_relaxed) != nullptr) {
       page_collect(page);
       unmark_full(heap, page);
-      if (page->used == 0) page_retire(heap, page);
+      if (page_live(page) == 0) page_retire(heap, page);
     }
     page = next;
   }
@@ -457,7 +477,7 @@ static void for_each_page(Heap* heap, Fn&& fn) {
 void heap_release_idle_pages(Heap* heap) {
   for (size_t bin = 1; bin < kBinCount; ++bin) {
     Page* page = heap->queues[bin].first;
-    if (page == nullptr || page != heap->queues[bin].last || page->used != 0) continue;
+    if (page == nullptr || page != heap->queues[bin].last || page_live(page) != 0) continue;
     if (page->thread_free.load(std::memory_order_relaxed) != nullptr) continue;
     queue_remove(heap, page);
     span_free(heap->td, page);
@@ -467,7 +487,7 @@ void heap_release_idle_pages(Heap* heap) {
 void heap_release_all(Heap* heap) {
   for_each_page(heap, [heap](Page* page) {
     page_collect(page);
-    if (page->used == 0) {
+    if (page_live(page) == 0) {
       queue_remove(heap, page);
       span_free(heap->td, page);
     }
@@ -496,8 +516,8 @@ void heap_destroy_pages(Heap* heap) {
 #endif
   for_each_page(heap, [heap](Page* page) {
     page_collect(page);  // remote frees were counted by the threads that made them
-    heap->counters.free_count.add(page->used);
-    heap->counters.freed_total.add(uint64_t{page->used} * page->block_size);
+    heap->counters.free_count.add(page_live(page));
+    heap->counters.freed_total.add(uint64_t{page_live(page)} * page->block_size);
     queue_remove(heap, page);
     span_free(heap->td, page);
   });

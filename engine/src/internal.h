@@ -68,10 +68,14 @@ struct alignas(128) Page {
   // ---- owner line ----
   Block* free;        // blocks ready for allocation (owner only)
   Block* local_free;  // owner's slow-path frees and collected remote frees
-  uint32_t used;      // live blocks, including remote frees not yet collected
+  // Live blocks, including remote frees not yet collected, plus keep_bias: a multi-block page
+  // alone in its queue counts one more, so its last free never reaches zero and free's fast
+  // path needs no test to keep it (page_live gives the blocks alone).
+  uint32_t used;
   uint32_t capacity;  // blocks carved out so far
   uint32_t reserved;  // blocks that fit in the page
   uint8_t bin;
+  uint8_t keep_bias;  // 1 while `used` carries the alone-in-its-queue bias (heap.cc)
   Page* next;
   Page* prev;
   // ---- shared line ----
@@ -93,6 +97,8 @@ struct alignas(128) Page {
   uint32_t sampled_count;
 };
 static_assert(sizeof(Page) == 128);
+
+HS_ALWAYS_INLINE uint32_t page_live(const Page* page) { return page->used - page->keep_bias; }
 
 HS_ALWAYS_INLINE uint8_t page_flags(const Page* page) {
   return page->flags.load(std::memory_order_relaxed);
@@ -245,6 +251,7 @@ void heap_delete_migrate(Heap* heap);
 void heap_destroy_pages(Heap* heap);
 void free_generic(Page* page, void* p);
 void page_retire(Heap* heap, Page* page);
+void page_set_keep_bias(Page* page, bool on);
 void heap_init(Heap* heap, ThreadData* td, bool is_default);
 void heap_adopt_page(Heap* heap, Page* page);  // put a reclaimed page into heap's queues
 void heap_release_idle_pages(Heap* heap);      // the kept last page of a class, if empty

@@ -17,6 +17,7 @@ void page_init(Page* page, Heap* heap, size_t bin, bool one_block) {
       one_block ? 1 : static_cast<uint32_t>(page->slice_count * kSliceSize / block_size);
   page->capacity = 0;
   page->used = 0;
+  page->keep_bias = 0;
   page->free = nullptr;
   page->local_free = nullptr;
   uint8_t flags = option(hs_option_check_frees) != 0 ? kPageChecked : 0;

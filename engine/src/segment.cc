@@ -209,6 +209,7 @@ void span_free(ThreadData* td, Page* page, bool allow_release) {
     Page* slice = &segment->pages[first + j];
     slice->free = slice->local_free = nullptr;
     slice->used = slice->capacity = slice->reserved = 0;
+    slice->keep_bias = 0;
     slice->flags.store(0, std::memory_order_relaxed);
     slice->sampled_count = 0;
     slice->bin = 0;

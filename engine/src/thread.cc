@@ -232,6 +232,7 @@ static void abandon_segments(ThreadData* td) {
       Page* page = &segment->pages[i];
       if (page->slice_count == 0) continue;
       page->next = page->prev = nullptr;
+      page_set_keep_bias(page, false);
       __atomic_store_n(&page->heap, nullptr, __ATOMIC_RELAXED);
       page->remote_in_full.store(1, std::memory_order_seq_cst);
       page->owner_tid.store(0, std::memory_order_release);

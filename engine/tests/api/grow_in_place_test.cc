@@ -19,15 +19,8 @@ using hs_test::check_pattern;
 using hs_test::fill_pattern;
 using hs_test::kKiB;
 using hs_test::kMiB;
+using hs_test::on_fresh_thread;
 using hs_test::stats_now;
-
-// Runs `body` on a fresh thread whose heap starts with a fresh segment: the exited threads'
-// segments are adopted by this thread first, so the new one cannot inherit a used one.
-template <typename Body>
-void on_fresh_thread(Body body) {
-  hs_collect(1);
-  std::thread(body).join();
-}
 
 TEST(LargeGrowth, ReallocTakesTheFreeSlicesAfterTheBlock) {
   on_fresh_thread([] {

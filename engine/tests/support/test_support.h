@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <thread>
 
 namespace hs_test {
 
@@ -160,6 +161,14 @@ inline T opaque(T v) {
 
 inline bool is_aligned(const void* p, size_t alignment) {
   return (reinterpret_cast<uintptr_t>(p) & (alignment - 1)) == 0;
+}
+
+// Runs `body` on a fresh thread whose heap starts with a fresh segment: the exited threads'
+// segments are adopted by this thread first, so the new one cannot inherit a used one.
+template <typename Body>
+void on_fresh_thread(Body body) {
+  hs_collect(1);
+  std::thread(body).join();
 }
 
 }  // namespace hs_test

@@ -1,0 +1,82 @@
+// An emptied page stays when it is the only page of its size class (a malloc/free loop must
+// not map and unmap a page every time) and goes back to its segment when its class has
+// others. Free's fast path decides this through the keep bias in Page::used, which the page
+// queues maintain; these tests watch the outcome in the statistics' page count.
+#include <gtest/gtest.h>
+#include <heapscope/heapscope.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "../support/test_support.h"
+
+namespace {
+
+using hs_test::on_fresh_thread;
+using hs_test::stats_now;
+
+constexpr size_t kSize = 3000;  // the 3 KiB class: 21 blocks on a one-slice page
+
+TEST(PageKeep, ALonePageIsKeptThroughAMallocFreeLoop) {
+  on_fresh_thread([] {
+    const uint64_t pages_before = stats_now().pages;
+    void* first = hs_malloc(kSize);
+    ASSERT_NE(first, nullptr);
+    hs_free(first);
+    EXPECT_EQ(stats_now().pages, pages_before + 1) << "the emptied lone page is kept";
+    for (int i = 0; i < 1000; ++i) {
+      void* p = hs_malloc(kSize);
+      ASSERT_EQ(p, first) << "the kept page serves the same block again";
+      hs_free(p);
+    }
+    EXPECT_EQ(stats_now().pages, pages_before + 1);
+  });
+}
+
+TEST(PageKeep, EmptiedPagesOfABusyClassAreRetiredDownToOne) {
+  on_fresh_thread([] {
+    const hs_stats_t before = stats_now();
+    for (int round = 0; round < 3; ++round) {
+      std::vector<void*> blocks;
+      for (int i = 0; i < 5 * 21; ++i) {  // five pages of the class
+        blocks.push_back(hs_malloc(kSize));
+        ASSERT_NE(blocks.back(), nullptr);
+      }
+      EXPECT_GE(stats_now().pages, before.pages + 5);
+      // Free from the last page back, then the first pages: every order of emptying.
+      if (round == 1) std::reverse(blocks.begin(), blocks.end());
+      if (round == 2) {
+        for (size_t i = 0; i < blocks.size(); i += 2) std::swap(blocks[i], blocks[blocks.size() - 1 - i]);
+      }
+      for (void* p : blocks) hs_free(p);
+      EXPECT_EQ(stats_now().pages, before.pages + 1) << "round " << round << ": one page kept";
+      EXPECT_EQ(stats_now().allocated_bytes, before.allocated_bytes) << "round " << round;
+    }
+    // The kept page still serves and empties like a lone page.
+    void* p = hs_malloc(kSize);
+    ASSERT_NE(p, nullptr);
+    hs_free(p);
+    EXPECT_EQ(stats_now().pages, before.pages + 1);
+  });
+}
+
+TEST(PageKeep, AKeptPageJoinedByAFullOneStillEmptiesAndRetires) {
+  on_fresh_thread([] {
+    const uint64_t pages_before = stats_now().pages;
+    // Page A fills; page B takes the next block; A's blocks are freed (A shares its class
+    // with B, so it goes); then B alone empties and is kept.
+    std::vector<void*> a;
+    for (int i = 0; i < 21; ++i) a.push_back(hs_malloc(kSize));
+    void* b = hs_malloc(kSize);
+    ASSERT_NE(b, nullptr);
+    EXPECT_EQ(stats_now().pages, pages_before + 2);
+    for (void* p : a) hs_free(p);
+    EXPECT_EQ(stats_now().pages, pages_before + 1) << "the emptied page of a shared class goes";
+    hs_free(b);
+    EXPECT_EQ(stats_now().pages, pages_before + 1) << "the lone page is kept";
+    hs_collect(1);  // a forced collection gives the kept page back too
+    EXPECT_EQ(stats_now().pages, pages_before);
+  });
+}
+
+}  // namespace

@@ -51,26 +51,28 @@ TEST(Malloc, EdgeSizesAreUsableAndAligned) {
   }
 }
 
+// Two live blocks of n bytes, both written over their whole usable size: a block smaller than
+// asked, or one that overlaps its neighbour, shows up as a broken pattern.
+void check_two_live_blocks(size_t n) {
+  void* a = hs_malloc(n);
+  void* b = hs_malloc(n);
+  ASSERT_NE(a, nullptr);
+  ASSERT_NE(b, nullptr);
+  ASSERT_NE(a, b);
+  const size_t ua = hs_usable_size(a);
+  const size_t ub = hs_usable_size(b);
+  ASSERT_GE(ua, n) << "size " << n;
+  ASSERT_GE(ub, n) << "size " << n;
+  fill_pattern(a, ua, 1);
+  fill_pattern(b, ub, 2);
+  ASSERT_EQ(check_pattern(a, ua, 1), SIZE_MAX) << "size " << n;
+  ASSERT_EQ(check_pattern(b, ub, 2), SIZE_MAX) << "size " << n;
+  hs_free(b);
+  hs_free(a);
+}
+
 TEST(Malloc, EverySizeUpTo4KiBKeepsItsBytes) {
-  // Two live blocks of each size, both written over their whole usable size: a block that
-  // overlaps its neighbour shows up as a broken pattern.
-  for (size_t n = 0; n <= 4 * kKiB; ++n) {
-    void* a = hs_malloc(n);
-    void* b = hs_malloc(n);
-    ASSERT_NE(a, nullptr);
-    ASSERT_NE(b, nullptr);
-    ASSERT_NE(a, b);
-    const size_t ua = hs_usable_size(a);
-    const size_t ub = hs_usable_size(b);
-    ASSERT_GE(ua, n);
-    ASSERT_GE(ub, n);
-    fill_pattern(a, ua, 1);
-    fill_pattern(b, ub, 2);
-    ASSERT_EQ(check_pattern(a, ua, 1), SIZE_MAX) << "size " << n;
-    ASSERT_EQ(check_pattern(b, ub, 2), SIZE_MAX) << "size " << n;
-    hs_free(b);
-    hs_free(a);
-  }
+  for (size_t n = 0; n <= 4 * kKiB; ++n) ASSERT_NO_FATAL_FAILURE(check_two_live_blocks(n));
 }
 
 TEST(Malloc, SizesAcrossEveryMediumTableSlotGetTheirClass) {
@@ -79,20 +81,11 @@ TEST(Malloc, SizesAcrossEveryMediumTableSlotGetTheirClass) {
   // of a class too big (more than the 25% rounding of four classes per power of two).
   for (size_t edge = kKiB; edge <= 64 * kKiB + 512; edge += 256) {
     for (size_t n = edge - 1; n <= edge + 1; ++n) {
-      void* a = hs_malloc(n);
-      void* b = hs_malloc(n);
-      ASSERT_NE(a, nullptr);
-      ASSERT_NE(b, nullptr);
-      const size_t ua = hs_usable_size(a);
-      ASSERT_GE(ua, n) << "size " << n;
-      ASSERT_LE(ua, n + n / 4) << "size " << n;
-      ASSERT_EQ(hs_usable_size(b), ua) << "size " << n;
-      fill_pattern(a, ua, 1);
-      fill_pattern(b, ua, 2);
-      ASSERT_EQ(check_pattern(a, ua, 1), SIZE_MAX) << "size " << n;
-      ASSERT_EQ(check_pattern(b, ua, 2), SIZE_MAX) << "size " << n;
-      hs_free(a);
-      hs_free(b);
+      void* p = hs_malloc(n);
+      ASSERT_NE(p, nullptr);
+      ASSERT_LE(hs_usable_size(p), n + n / 4) << "size " << n;
+      hs_free(p);
+      ASSERT_NO_FATAL_FAILURE(check_two_live_blocks(n));
     }
   }
 }

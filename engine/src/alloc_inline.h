@@ -52,6 +52,12 @@ HS_ALWAYS_INLINE Block* take_local_free(Page* page) {
   return block;
 }
 
+// A block ready on the page (its allocation list, else the owner's own frees), or nullptr.
+HS_ALWAYS_INLINE Block* page_ready_block(Page* page) {
+  Block* block = page->free;
+  return block != nullptr ? block : take_local_free(page);
+}
+
 // The page the direct tables give for a size up to kMediumBlockMax (the empty page when the
 // class has none yet).
 HS_ALWAYS_INLINE Page* direct_page(const Heap* heap, size_t size) {

@@ -168,13 +168,7 @@ static Page* find_page(Heap* heap, size_t bin) {
   // Sizes above the direct tables land here on every call: serve them straight from the
   // queue's first page when it has a block, before any housekeeping.
   Page* first = heap->queues[bin].first;
-  if (first != nullptr) {
-    if (first->free == nullptr) {  // the owner's own frees are ready without collection
-      first->free = first->local_free;
-      first->local_free = nullptr;
-    }
-    if (first->free != nullptr) return first;
-  }
+  if (first != nullptr && page_ready_block(first) != nullptr) return first;
   if (heap->remote_hint.load(std::memory_order_relaxed) &&
       heap->remote_hint.exchange(false, std::memory_order_acquire)) {
     heap_collect_full(heap);
@@ -210,9 +204,7 @@ HS_TEXT HS_NOINLINE void* malloc_sampled(Heap* heap, size_t size) {
     // Mostly the idle re-check of a stopped profiler (every kIdleRecheckBytes): finish as the
     // fast path would have, not through the generic path.
     Page* page = direct_page(heap, size);
-    Block* block = page->free;
-    if (block == nullptr) block = take_local_free(page);
-    if (block != nullptr) return page_pop_charged(heap, page, block, size);
+    if (Block* block = page_ready_block(page)) return page_pop_charged(heap, page, block, size);
   }
   void* p = malloc_generic(heap, size, false);
   if (sample && p != nullptr) record_sample(heap, p, size);
@@ -271,14 +263,7 @@ HS_TEXT HS_NOINLINE void* malloc_generic(Heap* heap, size_t size, bool count_sam
     errno = ENOMEM;
     return nullptr;
   }
-  Block* block = page->free;
-  page->free = block->next;
-  page->used++;
-  heap->counters.bin_allocs[page->bin].add(1);
-#if !HS_PROFILER
-  heap->counters.requested_bytes.add(size);
-#endif
-  return block;
+  return page_pop_charged(heap, page, page->free, size);
 }
 
 // ---- free --------------------------------------------------------------------------------------
@@ -441,14 +426,8 @@ void* malloc_growth_span(Heap* heap, size_t size) {
   page_extend(page);
   // At the back of its queue: the direct table keeps pointing at a shared page of the class.
   queue_push(heap, page, false);
-  Block* block = page->free;
-  page->free = nullptr;
-  page->used = 1;
-  heap->counters.bin_allocs[bin].add(1);
-#if !HS_PROFILER
-  heap->counters.requested_bytes.add(size);  // else counted by the caller's charge_sample
-#endif
-  return block;
+  // (With the profiler compiled in, the caller's charge_sample counts the requested bytes.)
+  return page_pop_charged(heap, page, page->free, size);
 }
 
 void heap_adopt_page(Heap* heap, Page* page) {

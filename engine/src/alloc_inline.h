@@ -96,44 +96,49 @@ HS_ALWAYS_INLINE Heap* tls_heap_or(Heap* heap) { return heap == &g_empty_heap ? 
 
 HS_ALWAYS_INLINE void* malloc_impl(size_t size) { return heap_malloc(tls_heap, size); }
 
+// The Page entry of the slice holding `address` in a normal segment: segment base + the
+// pages array + slice index * 128, written as shift-and-mask so the compiler emits four
+// instructions rather than subtract, shift, then scale (this is on free's fast path).
+HS_ALWAYS_INLINE Page* slice_page(uintptr_t address) {
+  static_assert(sizeof(Page) == size_t{1} << 7 && kSliceShift > 7);
+  constexpr uintptr_t kIndexBits = (kSlicesPerSegment - 1) << 7;
+  uintptr_t segment = address & ~kSegmentMask;
+  uintptr_t offset = (address >> (kSliceShift - 7)) & kIndexBits;
+  return reinterpret_cast<Page*>(segment + offsetof(Segment, pages) + offset);
+}
+
 // The page holding p, or nullptr for pointers heapscope does not own.
 HS_ALWAYS_INLINE Page* page_of(const void* p) {
   uintptr_t address = reinterpret_cast<uintptr_t>(p);
   size_t index = address >> kSegmentShift;
   if (HS_UNLIKELY(index - 1 >= kSegmentMapSize - 1)) return nullptr;
   uint8_t kind = g_segment_map[index].load(std::memory_order_relaxed);
-  Segment* segment;
-  if (HS_LIKELY(kind == kMapSegment)) {
-    segment = reinterpret_cast<Segment*>(address & ~kSegmentMask);
-  } else {
-    segment = segment_of_slow(p);
+  if (HS_UNLIKELY(kind != kMapSegment)) {
+    Segment* segment = segment_of_slow(p);
     if (segment == nullptr) return nullptr;
     return &segment->pages[0];  // a huge mapping: one block, described by pages[0]
   }
-  Page* page = &segment->pages[(address - reinterpret_cast<uintptr_t>(segment)) >> kSliceShift];
+  Page* page = slice_page(address);
   return page - page->slice_back;
 }
 
 HS_ALWAYS_INLINE void free_impl(void* p) {
   uintptr_t address = reinterpret_cast<uintptr_t>(p);
-  size_t index = address >> kSegmentShift;
-  // One unsigned compare rejects NULL (index 0) and addresses beyond user space.
-  if (HS_UNLIKELY(index - 1 >= kSegmentMapSize - 1)) {
-    if (p != nullptr) free_unusual(p);
-    return;
-  }
-  if (HS_UNLIKELY(g_segment_map[index].load(std::memory_order_relaxed) != kMapSegment)) {
+  // Addresses beyond the map (never ours) and NULL (map slot 0, never a segment: nothing is
+  // mapped in the first 32 MiB) both leave through free_unusual.
+  if (HS_UNLIKELY((address >> kAddressBits) != 0 ||
+                  g_segment_map[address >> kSegmentShift].load(std::memory_order_relaxed) !=
+                      kMapSegment)) {
     free_unusual(p);
     return;
   }
-  Segment* segment = reinterpret_cast<Segment*>(address & ~kSegmentMask);
-  Page* page = &segment->pages[(address - reinterpret_cast<uintptr_t>(segment)) >> kSliceShift];
+  Page* page = slice_page(address);
   // A branch, not an unconditional subtract: small blocks live on one-slice pages (always 0
   // here), and a predicted branch lets the CPU address the page without waiting for this
   // load, which is otherwise on the malloc -> free -> malloc dependency chain.
   if (HS_UNLIKELY(page->slice_back != 0)) page -= page->slice_back;
-  if (HS_LIKELY(page->owner_tid.load(std::memory_order_relaxed) == os::thread_id() &&
-                page_flags(page) == 0)) {
+  // Mine and no flag set: the owner word equals the thread pointer.
+  if (HS_LIKELY(page->owner_word.load(std::memory_order_relaxed) == os::thread_id())) {
     Block* block = static_cast<Block*>(p);
     block->next = page->free;
     page->free = block;

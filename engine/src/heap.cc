@@ -334,7 +334,7 @@ void free_generic(Page* page, void* p) {
     return;
   }
   // Acquire: a 0 read here means the segment's abandoned flag is visible (abandon_segments).
-  uintptr_t owner_tid = page->owner_tid.load(std::memory_order_acquire);
+  uintptr_t owner_tid = page_owner_tid(page, std::memory_order_acquire);
   bool owner = owner_tid == os::thread_id();
   // A page of an exited thread: take its segment over first, then free as its owner.
   // Normal (not huge) pages live in their segment's header, so the segment is an align-down.
@@ -357,6 +357,7 @@ void free_generic(Page* page, void* p) {
 }
 
 void free_unusual(void* p) {
+  if (p == nullptr) return;
   Segment* segment = segment_of_slow(p);
   if (segment == nullptr) {
     if (option(hs_option_check_frees) != 0)
@@ -373,6 +374,11 @@ void heap_init(Heap* heap, ThreadData* td, bool is_default) {
   heap->td = td;
   heap->is_default = is_default;
   heap->thread_id = os::thread_id();
+  // Page::owner_word keeps the flags above the id (internal.h).
+  if (HS_UNLIKELY((heap->thread_id & ~kOwnerTidMask) != 0)) {
+    fatal("thread pointer uses the top byte; page owner words cannot hold it",
+          reinterpret_cast<void*>(heap->thread_id));
+  }
 #if HS_PROFILER
   prof_heap_init(heap);
 #endif
@@ -384,7 +390,7 @@ void heap_init(Heap* heap, ThreadData* td, bool is_default) {
 // charges the profiler). False, changing nothing, when the block cannot grow where it is.
 bool large_grow_in_place(Page* page, size_t new_size) {
   if ((page_flags(page) & kPageLarge) == 0 || new_size > kLargeMax) return false;
-  if (page->owner_tid.load(std::memory_order_relaxed) != os::thread_id()) return false;
+  if (page_owner_tid(page) != os::thread_id()) return false;
   size_t bin = bin_of(new_size);
   if (bin_block_size(bin) <= page->block_size) return false;
   size_t slices = (bin_block_size(bin) + kSliceSize - 1) / kSliceSize;
@@ -434,7 +440,7 @@ void heap_adopt_page(Heap* heap, Page* page) {
   page_flags_clear(page, kPageInFull);
   page->remote_in_full.store(0, std::memory_order_relaxed);
   __atomic_store_n(&page->heap, heap, __ATOMIC_RELAXED);
-  page->owner_tid.store(heap->thread_id, std::memory_order_release);
+  page_set_owner(page, heap->thread_id, std::memory_order_release);
   queue_push(heap, page, false);
 }
 

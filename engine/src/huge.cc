@@ -141,7 +141,7 @@ void* huge_alloc(Heap* heap, size_t size, size_t alignment, bool zero) {
     note_committed(mapped_size);
   }
   Page* huge = &segment->pages[0];
-  huge->flags.store(kPageHuge, std::memory_order_relaxed);
+  page_init_owner(huge, 0, kPageHuge);
   huge->sampled_count = 0;
   huge->block_size = segment->mapped_size - offset;
   huge->area = reinterpret_cast<uint8_t*>(segment) + offset;

@@ -80,10 +80,11 @@ struct alignas(128) Page {
   Page* prev;
   // ---- shared line ----
   alignas(64) std::atomic<Block*> thread_free;  // blocks freed by other threads
-  std::atomic<uintptr_t> owner_tid;             // 0 when abandoned or huge
-  // PageFlags; any bit set sends free() to the generic path. Written by the owner only;
-  // atomic (relaxed: a plain byte load) because other threads' frees read it.
-  std::atomic<uint8_t> flags;
+  // The owner thread's id (0 when abandoned or huge) in the low bits and the PageFlags in
+  // the top byte (kPageFlagShift), so free's fast path tests "mine, and no flag set" with a
+  // single compare against the thread pointer. Flags change by atomic RMW: the profiler sets
+  // and clears kPageSampled from other threads; use the page_owner/page_flags helpers below.
+  std::atomic<uintptr_t> owner_word;
   std::atomic<uint8_t> remote_in_full;  // mirror of kPageInFull for remote freers
   std::atomic<uint8_t> huge_tracked;    // huge page linked in its first-class heap's list
   uint16_t slice_count;                 // slices spanned (0 for a slice that is not a span start)
@@ -100,15 +101,36 @@ static_assert(sizeof(Page) == 128);
 
 HS_ALWAYS_INLINE uint32_t page_live(const Page* page) { return page->used - page->keep_bias; }
 
+// User-space thread pointers (and so thread ids) leave the top byte zero on every 64-bit
+// target we run on (x86-64 with 4- or 5-level paging, AArch64); thread_heap_init checks it.
+inline constexpr unsigned kPageFlagShift = 56;
+inline constexpr uintptr_t kOwnerTidMask = (uintptr_t{1} << kPageFlagShift) - 1;
+
 HS_ALWAYS_INLINE uint8_t page_flags(const Page* page) {
-  return page->flags.load(std::memory_order_relaxed);
+  return static_cast<uint8_t>(page->owner_word.load(std::memory_order_relaxed) >> kPageFlagShift);
+}
+HS_ALWAYS_INLINE uintptr_t page_owner_tid(const Page* page,
+                                          std::memory_order order = std::memory_order_relaxed) {
+  return page->owner_word.load(order) & kOwnerTidMask;
 }
 // Read-modify-write: the profiler sets and clears kPageSampled from other threads.
-inline void page_flags_set(Page* page, uint8_t bits) {
-  page->flags.fetch_or(bits, std::memory_order_relaxed);
+inline void page_flags_set(Page* page, uint8_t bits,
+                           std::memory_order order = std::memory_order_relaxed) {
+  page->owner_word.fetch_or(uintptr_t{bits} << kPageFlagShift, order);
 }
 inline void page_flags_clear(Page* page, uint8_t bits) {
-  page->flags.fetch_and(static_cast<uint8_t>(~bits), std::memory_order_relaxed);
+  page->owner_word.fetch_and(~(uintptr_t{bits} << kPageFlagShift), std::memory_order_relaxed);
+}
+// Sets the owner, keeping the flags (which another thread may be changing meanwhile).
+inline void page_set_owner(Page* page, uintptr_t tid, std::memory_order order) {
+  uintptr_t word = page->owner_word.load(std::memory_order_relaxed);
+  while (!page->owner_word.compare_exchange_weak(word, (word & ~kOwnerTidMask) | tid, order,
+                                                 std::memory_order_relaxed)) {
+  }
+}
+// A page nobody else can see yet (being set up or torn down): owner and flags in one store.
+inline void page_init_owner(Page* page, uintptr_t tid, uint8_t flags) {
+  page->owner_word.store(tid | (uintptr_t{flags} << kPageFlagShift), std::memory_order_relaxed);
 }
 
 enum class SegmentKind : uint8_t { kNormal = 1, kHuge = 2 };

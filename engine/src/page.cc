@@ -22,11 +22,10 @@ void page_init(Page* page, Heap* heap, size_t bin, bool one_block) {
   page->local_free = nullptr;
   uint8_t flags = option(hs_option_check_frees) != 0 ? kPageChecked : 0;
   if (page->reserved == 1) flags |= kPageLarge;
-  page->flags.store(flags, std::memory_order_relaxed);
   __atomic_store_n(&page->heap, heap, __ATOMIC_RELAXED);
   page->thread_free.store(nullptr, std::memory_order_relaxed);
   page->remote_in_full.store(0, std::memory_order_relaxed);
-  page->owner_tid.store(heap->thread_id, std::memory_order_relaxed);
+  page_init_owner(page, heap->thread_id, flags);
 }
 
 bool page_extend(Page* page) {

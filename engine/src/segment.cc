@@ -210,14 +210,13 @@ void span_free(ThreadData* td, Page* page, bool allow_release) {
     slice->free = slice->local_free = nullptr;
     slice->used = slice->capacity = slice->reserved = 0;
     slice->keep_bias = 0;
-    slice->flags.store(0, std::memory_order_relaxed);
     slice->sampled_count = 0;
     slice->bin = 0;
     slice->slice_count = 0;
     slice->slice_back = 0;
     slice->block_size = 0;
     __atomic_store_n(&slice->heap, nullptr, __ATOMIC_RELAXED);
-    slice->owner_tid.store(0, std::memory_order_relaxed);
+    page_init_owner(slice, 0, 0);
     slice->thread_free.store(nullptr, std::memory_order_relaxed);
     slice->remote_in_full.store(0, std::memory_order_relaxed);
     slice->next = slice->prev = nullptr;

@@ -213,8 +213,8 @@ static void abandoned_unlink(Segment* segment) {
 }
 
 // Publishing a segment and giving up its pages happen under the list lock, push first: a
-// freer that sees a page's owner_tid at 0 then always finds the segment on the list (or
-// already adopted again), never in between. A freer that read the old owner_tid just before
+// freer that sees a page's owner id at 0 then always finds the segment on the list (or
+// already adopted again), never in between. A freer that read the old owner id just before
 // and frees remotely is caught by the remote_in_full handshake (free_remote): either it sees
 // the flag and asks for a sweep, or the check below sees its block and flags the segment.
 static void abandon_segments(ThreadData* td) {
@@ -235,7 +235,7 @@ static void abandon_segments(ThreadData* td) {
       page_set_keep_bias(page, false);
       __atomic_store_n(&page->heap, nullptr, __ATOMIC_RELAXED);
       page->remote_in_full.store(1, std::memory_order_seq_cst);
-      page->owner_tid.store(0, std::memory_order_release);
+      page_set_owner(page, 0, std::memory_order_release);
       if (page->thread_free.load(std::memory_order_seq_cst) != nullptr) freed_meanwhile = true;
     }
     if (freed_meanwhile) {
@@ -266,7 +266,7 @@ static void adopt_segment(ThreadData* td, Segment* segment) {
     Page* page = &segment->pages[i];
     if (page->slice_count == 0) continue;
     __atomic_store_n(&page->heap, heap, __ATOMIC_RELAXED);
-    page->owner_tid.store(heap->thread_id, std::memory_order_release);
+    page_set_owner(page, heap->thread_id, std::memory_order_release);
     page_collect(page);
     if (page->used == 0) {
       span_free(td, page, false);

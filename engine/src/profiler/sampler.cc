@@ -177,7 +177,7 @@ bool track_record(Record* record) {
                       __ATOMIC_RELEASE);
   }
   page->sampled_count++;
-  page->flags.fetch_or(kPageSampled, std::memory_order_release);
+  page_flags_set(page, kPageSampled, std::memory_order_release);
   return true;
 }
 

@@ -123,6 +123,30 @@ TEST(Malloc, FreeNullIsANoOp) {
   EXPECT_EQ(hs_usable_size(nullptr), 0u);
 }
 
+// free's fast path sends NULL, addresses in the first 32 MiB and addresses beyond 47-bit user
+// space through one test to the unusual path: none of them is ours, so each is ignored.
+TEST(Malloc, FreeOfAddressesOutsideTheSegmentMapIsIgnored) {
+  const hs_stats_t before = hs_test::stats_now();
+  for (uintptr_t address :
+       {uintptr_t{0x1000}, uintptr_t{1} << 47, uintptr_t{0x7ff} << 52, ~uintptr_t{0xfff}}) {
+    SCOPED_TRACE(testing::Message() << "address " << std::hex << address);
+    hs_free(opaque(reinterpret_cast<void*>(address)));
+    EXPECT_EQ(hs_usable_size(reinterpret_cast<void*>(address)), 0u);
+  }
+  const hs_stats_t after = hs_test::stats_now();
+  EXPECT_EQ(after.free_count, before.free_count);
+  check_two_live_blocks(64);
+}
+
+TEST(MallocDeathTest, FreeOfAnAddressBeyondUserSpaceIsFatalWhenCheckingFrees) {
+  EXPECT_DEATH(
+      {
+        hs_option_set(hs_option_check_frees, 1);
+        hs_free(opaque(reinterpret_cast<void*>(uintptr_t{1} << 50)));
+      },
+      "does not own");
+}
+
 TEST(Malloc, FreeSizedFreesTheBlock) {
   const hs_stats_t before = hs_test::stats_now();
   for (size_t n : {size_t{1}, size_t{100}, 5 * kKiB, 300 * kKiB, 3 * kMiB}) {

@@ -1,0 +1,303 @@
+// hs-ab-loop: two or more malloc implementations timed in ONE process, alternating every
+// millisecond, for differences of a percent (the stopped profiler's cost is one of those).
+//
+// Between processes (compare.py, pinned_loop.py) a shared VM's speed drifts by more than a
+// percent from one run to the next, so paired rounds seconds apart still scatter by several
+// percent. Here every library is dlopen'ed into the same process (RTLD_LOCAL | RTLD_DEEPBIND:
+// each one's own malloc, free and TLS, none of them replacing the program's allocator), and
+// the measurement is a long series of short blocks: in each block every library runs the same
+// malloc(size) / one-byte write / free loop for a fixed number of pairs, in a shuffled order,
+// after a short untimed warm-up. Blocks a millisecond apart see the same machine, so the
+// per-block ratio to the first library is a tight paired sample; the report gives its median
+// with a 95% percentile-bootstrap interval (blocks resampled) and the ratio of fastest blocks.
+//
+//   hs-ab-loop [--sizes 16,64,256] [--blocks 2000] [--pairs 100000] [--seed N]
+//              [--json FILE] [--profile NAME] NAME=LIB.so NAME=LIB.so [...]
+//
+// --profile NAME starts the engine's sampled profiler (hs_prof_start, 512 KiB) in that
+// library only. Naming one file twice loads it once (dlopen): copy it to pair it with itself.
+#include <dlfcn.h>
+#include <time.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <vector>
+
+#include "bench_support.h"
+
+namespace {
+
+using MallocFn = void* (*)(size_t);
+using FreeFn = void (*)(void*);
+
+struct Library {
+  std::string name;
+  std::string path;
+  MallocFn malloc_fn = nullptr;
+  FreeFn free_fn = nullptr;
+  bool start_profiler = false;  // --profile NAME: hs_prof_start(512 KiB) in this library
+  std::vector<void*> churn_slots;  // this library's live set for the churn workload
+};
+
+// --sizes churn: hs-alloc-bench's churn row (1000 live blocks of 16-512 B; free a random one,
+// malloc a random size into its slot). Every library replays the same stream in a block.
+constexpr size_t kChurn = SIZE_MAX;
+constexpr size_t kChurnSlots = 1000;
+
+struct Options {
+  std::vector<size_t> sizes = {16, 64, 256};
+  size_t blocks = 2000;
+  size_t pairs = 100000;
+  uint64_t seed = 1;
+  std::string json_path;
+  std::vector<Library> libraries;
+  std::vector<std::string> profiled;  // names given to --profile
+};
+
+[[noreturn]] void usage_error(const std::string& message) {
+  std::fprintf(stderr,
+               "hs-ab-loop: %s\nusage: hs-ab-loop [--sizes 16,64,256] [--blocks N] [--pairs N] "
+               "[--seed N] [--json FILE] [--profile NAME] NAME=LIB.so NAME=LIB.so [...]\n",
+               message.c_str());
+  std::exit(2);
+}
+
+uint64_t parse_count(const char* flag, const char* text, uint64_t min) {
+  char* end = nullptr;
+  errno = 0;
+  unsigned long long value = std::strtoull(text, &end, 10);
+  if (errno != 0 || end == text || *end != '\0' || text[0] == '-' || value < min) {
+    usage_error(std::string(flag) + " takes a whole number >= " + std::to_string(min) +
+                ", not '" + text + "'");
+  }
+  return value;
+}
+
+Options parse_options(int argc, char** argv) {
+  Options options;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    auto value = [&]() -> const char* {
+      if (i + 1 >= argc) usage_error(arg + " needs a value");
+      return argv[++i];
+    };
+    if (arg == "--sizes") {
+      options.sizes.clear();
+      std::string list = value();
+      size_t start = 0;
+      while (start <= list.size()) {
+        size_t comma = list.find(',', start);
+        if (comma == std::string::npos) comma = list.size();
+        std::string item = list.substr(start, comma - start);
+        options.sizes.push_back(item == "churn" ? kChurn
+                                                : parse_count("--sizes", item.c_str(), 0));
+        start = comma + 1;
+      }
+    } else if (arg == "--blocks") {
+      options.blocks = parse_count("--blocks", value(), 2);
+    } else if (arg == "--pairs") {
+      options.pairs = parse_count("--pairs", value(), 1);
+    } else if (arg == "--seed") {
+      options.seed = parse_count("--seed", value(), 0);
+    } else if (arg == "--json") {
+      options.json_path = value();
+    } else if (arg == "--profile") {
+      options.profiled.push_back(value());
+    } else if (arg.rfind("--", 0) == 0) {
+      usage_error("unknown flag " + arg);
+    } else {
+      size_t equals = arg.find('=');
+      if (equals == std::string::npos || equals == 0 || equals + 1 == arg.size()) {
+        usage_error("libraries are NAME=PATH, not '" + arg + "'");
+      }
+      Library library;
+      library.name = arg.substr(0, equals);
+      library.path = arg.substr(equals + 1);
+      options.libraries.push_back(std::move(library));
+    }
+  }
+  if (options.libraries.size() < 2) usage_error("name at least two libraries to compare");
+  for (const std::string& name : options.profiled) {
+    auto named = [&](const Library& library) { return library.name == name; };
+    auto it = std::find_if(options.libraries.begin(), options.libraries.end(), named);
+    if (it == options.libraries.end()) usage_error("--profile names no library: " + name);
+    it->start_profiler = true;
+  }
+  return options;
+}
+
+void load(Library& library) {
+  // DEEPBIND: the library's own references to malloc/free bind inside it, not to the
+  // program's allocator (glibc) that the global scope would give them.
+  void* handle = dlopen(library.path.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND);
+  if (handle == nullptr) {
+    std::fprintf(stderr, "hs-ab-loop: cannot load %s: %s\n", library.path.c_str(), dlerror());
+    std::exit(1);
+  }
+  library.malloc_fn = reinterpret_cast<MallocFn>(dlsym(handle, "malloc"));
+  library.free_fn = reinterpret_cast<FreeFn>(dlsym(handle, "free"));
+  if (library.malloc_fn == nullptr || library.free_fn == nullptr) {
+    std::fprintf(stderr, "hs-ab-loop: %s exports no malloc/free\n", library.path.c_str());
+    std::exit(1);
+  }
+  if (library.start_profiler) {
+    // The engine's sampled profiler, running at its default mean interval.
+    using StartFn = bool (*)(size_t);
+    auto start = reinterpret_cast<StartFn>(dlsym(handle, "hs_prof_start"));
+    if (start == nullptr || !start(512 * 1024)) {
+      std::fprintf(stderr, "hs-ab-loop: cannot start the profiler of %s\n", library.path.c_str());
+      std::exit(1);
+    }
+  }
+  // The symbols must be the library's own, not glibc's found through its dependencies.
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<void*>(library.malloc_fn), &info) == 0 ||
+      info.dli_fname == nullptr || std::strstr(info.dli_fname, "libc.so") != nullptr) {
+    std::fprintf(stderr, "hs-ab-loop: %s does not define malloc itself\n",
+                 library.path.c_str());
+    std::exit(1);
+  }
+}
+
+uint64_t now_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000u + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+// The loop every library runs: the same as pinned_loop.py's and hs-alloc-bench's pair rows.
+[[gnu::noinline]] uint64_t run_pairs(const Library& library, size_t size, size_t pairs) {
+  uint64_t start = now_ns();
+  for (size_t i = 0; i < pairs; ++i) {
+    void* p = library.malloc_fn(size);
+    *static_cast<volatile char*>(p) = 1;
+    library.free_fn(p);
+  }
+  return now_ns() - start;
+}
+
+size_t churn_size(hs_bench::SplitMix64& rng) { return rng.range(16, 512); }
+
+[[gnu::noinline]] uint64_t run_churn(Library& library, size_t ops, uint64_t stream_seed) {
+  std::vector<void*>& slots = library.churn_slots;
+  if (slots.empty()) {
+    hs_bench::SplitMix64 fill(0x5eed);
+    for (size_t k = 0; k < kChurnSlots; ++k) slots.push_back(library.malloc_fn(churn_size(fill)));
+  }
+  hs_bench::SplitMix64 rng(stream_seed);
+  uint64_t start = now_ns();
+  for (size_t i = 0; i < ops; ++i) {
+    size_t k = rng.range(0, kChurnSlots - 1);
+    library.free_fn(slots[k]);
+    void* p = library.malloc_fn(churn_size(rng));
+    *static_cast<volatile char*>(p) = 1;
+    slots[k] = p;
+  }
+  return now_ns() - start;
+}
+
+// One timed run of the workload: `size` pairs, or churn ops from the block's stream.
+uint64_t run_block(Library& library, size_t size, size_t ops, uint64_t stream_seed) {
+  return size == kChurn ? run_churn(library, ops, stream_seed) : run_pairs(library, size, ops);
+}
+
+double median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  size_t n = values.size();
+  return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+}
+
+struct Interval {
+  double low;
+  double high;
+};
+
+// Percentile bootstrap of the median: blocks are the resampled unit.
+Interval bootstrap_median(const std::vector<double>& values, uint64_t seed) {
+  constexpr size_t kResamples = 2000;
+  hs_bench::SplitMix64 rng(seed);
+  std::vector<double> medians;
+  medians.reserve(kResamples);
+  std::vector<double> sample(values.size());
+  for (size_t r = 0; r < kResamples; ++r) {
+    for (double& v : sample) v = values[rng.range(0, values.size() - 1)];
+    medians.push_back(median(sample));
+  }
+  std::sort(medians.begin(), medians.end());
+  return {medians[kResamples * 25 / 1000], medians[kResamples * 975 / 1000 - 1]};
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options options = parse_options(argc, argv);
+  for (Library& library : options.libraries) load(library);
+  const size_t count = options.libraries.size();
+  hs_bench::SplitMix64 order_rng(options.seed);
+  nlohmann::json report = {{"pairs_per_block", options.pairs},
+                            {"blocks", options.blocks},
+                            {"seed", options.seed},
+                            {"sizes", nlohmann::json::array()}};
+  std::printf("hs-ab-loop: %zu blocks of %zu ops per library and workload, order shuffled per "
+              "block (seed %llu); ns per op (a malloc/free pair)\n",
+              options.blocks, options.pairs, static_cast<unsigned long long>(options.seed));
+  for (size_t s = 0; s < options.sizes.size(); ++s) {
+    const size_t size = options.sizes[s];
+    const size_t warmup = std::max<size_t>(options.pairs / 20, 100);
+    std::vector<std::vector<double>> ns(count);  // per library, per block
+    std::vector<size_t> order(count);
+    for (size_t b = 0; b < options.blocks; ++b) {
+      for (size_t k = 0; k < count; ++k) order[k] = k;
+      for (size_t k = count - 1; k > 0; --k) std::swap(order[k], order[order_rng.range(0, k)]);
+      for (size_t k : order) {
+        Library& library = options.libraries[k];
+        const uint64_t stream = options.seed * 0x9e3779b97f4a7c15ULL + b;
+        run_block(library, size, warmup, ~stream);
+        ns[k].push_back(static_cast<double>(run_block(library, size, options.pairs, stream)) /
+                        static_cast<double>(options.pairs));
+      }
+    }
+    std::string label = size == kChurn ? "churn (1000 live blocks of 16-512 B)"
+                                       : std::to_string(size) + " B";
+    std::printf("\n%s\n  %-16s %8s %8s   %-34s %s\n", label.c_str(), "library", "fastest", "median",
+                "paired ratio to first [95% CI]", "fastest/fastest");
+    nlohmann::json size_report = {{"workload", size == kChurn ? "churn" : "pair"},
+                                  {"libraries", nlohmann::json::array()}};
+    if (size != kChurn) size_report["size"] = size;
+    for (size_t k = 0; k < count; ++k) {
+      const double fastest = *std::min_element(ns[k].begin(), ns[k].end());
+      std::printf("  %-16s %8.3f %8.3f", options.libraries[k].name.c_str(), fastest,
+                  median(ns[k]));
+      if (k > 0) {
+        std::vector<double> ratios(options.blocks);
+        for (size_t b = 0; b < options.blocks; ++b) ratios[b] = ns[k][b] / ns[0][b];
+        Interval ci = bootstrap_median(ratios, options.seed ^ (size * 131 + k));
+        const double fastest_first = *std::min_element(ns[0].begin(), ns[0].end());
+        std::printf("   %.4f [%.4f, %.4f]%12s %.4f", median(ratios), ci.low, ci.high, "",
+                    fastest / fastest_first);
+      }
+      std::printf("\n");
+      size_report["libraries"].push_back({{"name", options.libraries[k].name},
+                                          {"path", options.libraries[k].path},
+                                          {"ns_per_pair", ns[k]}});
+    }
+    report["sizes"].push_back(std::move(size_report));
+    std::fflush(stdout);
+  }
+  if (!options.json_path.empty()) {
+    std::ofstream out(options.json_path);
+    out << report.dump(1) << "\n";
+    if (!out) {
+      std::fprintf(stderr, "hs-ab-loop: cannot write %s\n", options.json_path.c_str());
+      return 1;
+    }
+  }
+  return 0;
+}

@@ -14,7 +14,8 @@
 //   hs-ab-loop [--sizes 16,64,256] [--blocks 2000] [--pairs 100000] [--seed N]
 //              [--json FILE] [--profile NAME] NAME=LIB.so NAME=LIB.so [...]
 //
-// --profile NAME starts the engine's sampled profiler (hs_prof_start, 512 KiB) in that
+// --profile NAME starts the engine's sampled profiler (hs_prof_start: the interval of
+// HEAPSCOPE_PROF_SAMPLE_INTERVAL, else 512 KiB) in that
 // library only. Naming one file twice loads it once (dlopen): copy it to pair it with itself.
 #include <dlfcn.h>
 #include <time.h>
@@ -25,9 +26,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <string>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <string>
 #include <vector>
 
 #include "bench_support.h"
@@ -42,7 +43,7 @@ struct Library {
   std::string path;
   MallocFn malloc_fn = nullptr;
   FreeFn free_fn = nullptr;
-  bool start_profiler = false;  // --profile NAME: hs_prof_start(512 KiB) in this library
+  bool start_profiler = false;     // --profile NAME: hs_prof_start in this library
   std::vector<void*> churn_slots;  // this library's live set for the churn workload
 };
 
@@ -74,8 +75,8 @@ uint64_t parse_count(const char* flag, const char* text, uint64_t min) {
   errno = 0;
   unsigned long long value = std::strtoull(text, &end, 10);
   if (errno != 0 || end == text || *end != '\0' || text[0] == '-' || value < min) {
-    usage_error(std::string(flag) + " takes a whole number >= " + std::to_string(min) +
-                ", not '" + text + "'");
+    usage_error(std::string(flag) + " takes a whole number >= " + std::to_string(min) + ", not '" +
+                text + "'");
   }
   return value;
 }
@@ -96,8 +97,7 @@ Options parse_options(int argc, char** argv) {
         size_t comma = list.find(',', start);
         if (comma == std::string::npos) comma = list.size();
         std::string item = list.substr(start, comma - start);
-        options.sizes.push_back(item == "churn" ? kChurn
-                                                : parse_count("--sizes", item.c_str(), 0));
+        options.sizes.push_back(item == "churn" ? kChurn : parse_count("--sizes", item.c_str(), 0));
         start = comma + 1;
       }
     } else if (arg == "--blocks") {
@@ -148,20 +148,19 @@ void load(Library& library) {
     std::exit(1);
   }
   if (library.start_profiler) {
-    // The engine's sampled profiler, running at its default mean interval.
+    // The engine's sampled profiler: HEAPSCOPE_PROF_SAMPLE_INTERVAL, else 512 KiB.
     using StartFn = bool (*)(size_t);
     auto start = reinterpret_cast<StartFn>(dlsym(handle, "hs_prof_start"));
-    if (start == nullptr || !start(512 * 1024)) {
+    if (start == nullptr || !start(0)) {
       std::fprintf(stderr, "hs-ab-loop: cannot start the profiler of %s\n", library.path.c_str());
       std::exit(1);
     }
   }
   // The symbols must be the library's own, not glibc's found through its dependencies.
   Dl_info info{};
-  if (dladdr(reinterpret_cast<void*>(library.malloc_fn), &info) == 0 ||
-      info.dli_fname == nullptr || std::strstr(info.dli_fname, "libc.so") != nullptr) {
-    std::fprintf(stderr, "hs-ab-loop: %s does not define malloc itself\n",
-                 library.path.c_str());
+  if (dladdr(reinterpret_cast<void*>(library.malloc_fn), &info) == 0 || info.dli_fname == nullptr ||
+      std::strstr(info.dli_fname, "libc.so") != nullptr) {
+    std::fprintf(stderr, "hs-ab-loop: %s does not define malloc itself\n", library.path.c_str());
     std::exit(1);
   }
 }
@@ -242,12 +241,13 @@ int main(int argc, char** argv) {
   const size_t count = options.libraries.size();
   hs_bench::SplitMix64 order_rng(options.seed);
   nlohmann::json report = {{"pairs_per_block", options.pairs},
-                            {"blocks", options.blocks},
-                            {"seed", options.seed},
-                            {"sizes", nlohmann::json::array()}};
-  std::printf("hs-ab-loop: %zu blocks of %zu ops per library and workload, order shuffled per "
-              "block (seed %llu); ns per op (a malloc/free pair)\n",
-              options.blocks, options.pairs, static_cast<unsigned long long>(options.seed));
+                           {"blocks", options.blocks},
+                           {"seed", options.seed},
+                           {"sizes", nlohmann::json::array()}};
+  std::printf(
+      "hs-ab-loop: %zu blocks of %zu ops per library and workload, order shuffled per "
+      "block (seed %llu); ns per op (a malloc/free pair)\n",
+      options.blocks, options.pairs, static_cast<unsigned long long>(options.seed));
   for (size_t s = 0; s < options.sizes.size(); ++s) {
     const size_t size = options.sizes[s];
     const size_t warmup = std::max<size_t>(options.pairs / 20, 100);
@@ -264,8 +264,8 @@ int main(int argc, char** argv) {
                         static_cast<double>(options.pairs));
       }
     }
-    std::string label = size == kChurn ? "churn (1000 live blocks of 16-512 B)"
-                                       : std::to_string(size) + " B";
+    std::string label =
+        size == kChurn ? "churn (1000 live blocks of 16-512 B)" : std::to_string(size) + " B";
     std::printf("\n%s\n  %-16s %8s %8s   %-34s %s\n", label.c_str(), "library", "fastest", "median",
                 "paired ratio to first [95% CI]", "fastest/fastest");
     nlohmann::json size_report = {{"workload", size == kChurn ? "churn" : "pair"},
@@ -273,8 +273,7 @@ int main(int argc, char** argv) {
     if (size != kChurn) size_report["size"] = size;
     for (size_t k = 0; k < count; ++k) {
       const double fastest = *std::min_element(ns[k].begin(), ns[k].end());
-      std::printf("  %-16s %8.3f %8.3f", options.libraries[k].name.c_str(), fastest,
-                  median(ns[k]));
+      std::printf("  %-16s %8.3f %8.3f", options.libraries[k].name.c_str(), fastest, median(ns[k]));
       if (k > 0) {
         std::vector<double> ratios(options.blocks);
         for (size_t b = 0; b < options.blocks; ++b) ratios[b] = ns[k][b] / ns[0][b];

@@ -122,6 +122,21 @@ HS_ALWAYS_INLINE Page* page_of(const void* p) {
   return page - page->slice_back;
 }
 
+// The owner frees a block of one of its pages that carries no flag (or, from free_generic, only
+// kPageSampled while the block itself is not a sample): push it for the next malloc.
+HS_ALWAYS_INLINE void free_to_own_page(Page* page, void* p) {
+  Block* block = static_cast<Block*>(p);
+  block->next = page->free;
+  page->free = block;
+  Heap* heap = page->heap;
+  heap->counters.bin_frees[page->bin].add(1);
+  // A page alone in its queue is kept when it empties: its `used` carries a bias of one
+  // for that (see Page::used), so reaching zero means a page that shares its queue, and the
+  // malloc/free ping-pong on a lone page costs no test here. (Large pages carry kPageLarge,
+  // so their frees reach page_retire through the generic path.)
+  if (HS_UNLIKELY(--page->used == 0)) page_retire(heap, page);
+}
+
 HS_ALWAYS_INLINE void free_impl(void* p) {
   uintptr_t address = reinterpret_cast<uintptr_t>(p);
   // Addresses beyond the map (never ours) and NULL (map slot 0, never a segment: nothing is
@@ -139,16 +154,7 @@ HS_ALWAYS_INLINE void free_impl(void* p) {
   if (HS_UNLIKELY(page->slice_back != 0)) page -= page->slice_back;
   // Mine and no flag set: the owner word equals the thread pointer.
   if (HS_LIKELY(page->owner_word.load(std::memory_order_relaxed) == os::thread_id())) {
-    Block* block = static_cast<Block*>(p);
-    block->next = page->free;
-    page->free = block;
-    Heap* heap = page->heap;
-    heap->counters.bin_frees[page->bin].add(1);
-    // A page alone in its queue is kept when it empties: its `used` carries a bias of one
-    // for that (see Page::used), so reaching zero means a page that shares its queue, and the
-    // malloc/free ping-pong on a lone page costs no test here. (Large pages carry kPageLarge,
-    // so their frees reach page_retire through the generic path.)
-    if (HS_UNLIKELY(--page->used == 0)) page_retire(heap, page);
+    free_to_own_page(page, p);
     return;
   }
   free_generic(page, p);

@@ -286,14 +286,7 @@ void drop_record(Record* record) {
 // A block of a page flagged kPageSampled is being freed (any thread): if it is a sample,
 // forget it before the block can be reused.
 void sampled_free(Page* page, void* p) {
-  if ((page_flags(page) & kPageHuge) == 0) {
-    uint64_t* bitmap = page->sample_bits.load(std::memory_order_acquire);
-    if (bitmap == nullptr) return;
-    size_t bit = static_cast<size_t>(static_cast<uint8_t*>(p) - page->area) / page->block_size;
-    if ((__atomic_load_n(&bitmap[bit / 64], __ATOMIC_ACQUIRE) & (uint64_t{1} << (bit % 64))) == 0) {
-      return;
-    }
-  }
+  if ((page_flags(page) & kPageHuge) == 0 && !page_block_is_sample(page, p)) return;
   Record removed{};
   {
     LockGuard lock;

@@ -496,6 +496,40 @@ TEST_F(ProfContract, TinyBudgetDropsAreCountedAndAllocationsSucceed) {
   EXPECT_EQ(prof_stats().live_samples, 0u);
 }
 
+// A live sample flags its page, so every free of the page's other blocks takes a slower path;
+// the owner's frees there finish without touching the profiler once the page's bitmap says
+// the block is not a sample. Those frees must leave the sample live (and count as frees),
+// and the sample's own free must still find its record.
+TEST_F(ProfContract, FreesOfOtherBlocksOnASampledPageLeaveTheSampleLive) {
+  ASSERT_TRUE(hs_prof_start_seeded(16 * 1024, 7));
+  std::vector<void*> others;
+  void* sample = nullptr;
+  for (int i = 0; i < 100000 && sample == nullptr; ++i) {
+    const uint64_t live_before = prof_stats().live_samples;
+    void* p = hs_malloc(48);
+    ASSERT_NE(p, nullptr);
+    if (prof_stats().live_samples == live_before + 1) {
+      sample = p;
+    } else {
+      others.push_back(p);
+    }
+  }
+  ASSERT_NE(sample, nullptr) << "no 48-byte allocation was sampled at a 16 KiB interval";
+  // Blocks carved after the sample share its page too (some may be samples themselves).
+  for (int i = 0; i < 200; ++i) others.push_back(hs_malloc(48));
+  const hs_stats_t before = hs_test::stats_now();
+  for (void* p : others) hs_free(p);
+  const hs_stats_t after = hs_test::stats_now();
+  EXPECT_EQ(after.free_count - before.free_count, others.size());
+  hs_prof_stats_t s = prof_stats();
+  EXPECT_EQ(s.live_samples, 1u);
+  EXPECT_EQ(s.live_bytes, 48u);
+  hs_free(sample);
+  s = prof_stats();
+  EXPECT_EQ(s.live_samples, 0u);
+  EXPECT_EQ(s.live_bytes, 0u);
+}
+
 // Regression (fixed in efb6301): HEAPSCOPE_PROF_MAX_BYTES / max_bytes bounded only the
 // records/stacks/tables memory, while the per-page sampled-block bitmaps (never released, not
 // budgeted) were counted in profiler_bytes too, which then exceeded max_bytes (spec §2:

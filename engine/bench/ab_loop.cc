@@ -182,7 +182,7 @@ uint64_t now_ns() {
   return now_ns() - start;
 }
 
-size_t churn_size(hs_bench::SplitMix64& rng) { return rng.range(16, 512); }
+size_t churn_size(hs_bench::SplitMix64& rng) { return rng.between(16, 512); }
 
 [[gnu::noinline]] uint64_t run_churn(Library& library, size_t ops, uint64_t stream_seed) {
   std::vector<void*>& slots = library.churn_slots;
@@ -193,7 +193,7 @@ size_t churn_size(hs_bench::SplitMix64& rng) { return rng.range(16, 512); }
   hs_bench::SplitMix64 rng(stream_seed);
   uint64_t start = now_ns();
   for (size_t i = 0; i < ops; ++i) {
-    size_t k = rng.range(0, kChurnSlots - 1);
+    size_t k = rng.between(0, kChurnSlots - 1);
     library.free_fn(slots[k]);
     void* p = library.malloc_fn(churn_size(rng));
     *static_cast<volatile char*>(p) = 1;
@@ -226,7 +226,7 @@ Interval bootstrap_median(const std::vector<double>& values, uint64_t seed) {
   medians.reserve(kResamples);
   std::vector<double> sample(values.size());
   for (size_t r = 0; r < kResamples; ++r) {
-    for (double& v : sample) v = values[rng.range(0, values.size() - 1)];
+    for (double& v : sample) v = values[rng.between(0, values.size() - 1)];
     medians.push_back(median(sample));
   }
   std::sort(medians.begin(), medians.end());
@@ -255,7 +255,7 @@ int main(int argc, char** argv) {
     std::vector<size_t> order(count);
     for (size_t b = 0; b < options.blocks; ++b) {
       for (size_t k = 0; k < count; ++k) order[k] = k;
-      for (size_t k = count - 1; k > 0; --k) std::swap(order[k], order[order_rng.range(0, k)]);
+      for (size_t k = count - 1; k > 0; --k) std::swap(order[k], order[order_rng.between(0, k)]);
       for (size_t k : order) {
         Library& library = options.libraries[k];
         const uint64_t stream = options.seed * 0x9e3779b97f4a7c15ULL + b;

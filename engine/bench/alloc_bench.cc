@@ -55,13 +55,13 @@ void bm_churn(benchmark::State& state) {
   SplitMix64 rng(0x5eed);
   std::vector<char*> slots(kSlots);
   for (auto& s : slots) {
-    s = static_cast<char*>(std::malloc(rng.range(16, 512)));
+    s = static_cast<char*>(std::malloc(rng.between(16, 512)));
     if (s == nullptr) return fail(state, "malloc returned NULL");
   }
   for (auto _ : state) {
     const size_t i = rng.next() % kSlots;
     std::free(slots[i]);
-    char* p = static_cast<char*>(std::malloc(rng.range(16, 512)));
+    char* p = static_cast<char*>(std::malloc(rng.between(16, 512)));
     if (p == nullptr) return fail(state, "malloc returned NULL");
     p[0] = 1;
     slots[i] = p;
@@ -94,7 +94,7 @@ void bm_xthread(benchmark::State& state, size_t lo, size_t hi) {
   SplitMix64 rng(0x7e57);
   bool ok = true;
   for (auto _ : state) {
-    const size_t size = lo == hi ? lo : rng.range(lo, hi);
+    const size_t size = lo == hi ? lo : rng.between(lo, hi);
     auto* p = static_cast<char*>(std::malloc(size));
     if (p == nullptr) {
       ok = false;

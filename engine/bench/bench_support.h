@@ -6,24 +6,13 @@
 #include <cstdint>
 #include <thread>
 
+#include "stats/splitmix64.h"
+
 namespace hs_bench {
 
-// splitmix64: a fixed seed gives every allocator the same size sequence.
-class SplitMix64 {
- public:
-  explicit SplitMix64(uint64_t seed) : state_(seed) {}
-  uint64_t next() {
-    uint64_t z = (state_ += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-  }
-  // Uniform in [lo, hi] (modulo bias is irrelevant here).
-  size_t range(size_t lo, size_t hi) { return lo + static_cast<size_t>(next() % (hi - lo + 1)); }
-
- private:
-  uint64_t state_;
-};
+// The project's one PRNG: a fixed seed gives every allocator the same size sequence
+// (between(lo, hi): inclusive, unbiased).
+using SplitMix64 = heapscope::stats::SplitMix64;
 
 inline void cpu_relax() {
 #if defined(__x86_64__) || defined(__i386__)

@@ -21,10 +21,10 @@ using Ring = SpscRing<kRingCapacity>;
 
 size_t draw_size(SplitMix64& rng) {
   const uint64_t r = rng.next() % 1000;
-  if (r < 800) return rng.range(16, 256);
-  if (r < 950) return rng.range(257, 4096);
-  if (r < 999) return rng.range(4097, 65536);
-  return rng.range(65537, 1 << 20);
+  if (r < 800) return rng.between(16, 256);
+  if (r < 950) return rng.between(257, 4096);
+  if (r < 999) return rng.between(4097, 65536);
+  return rng.between(65537, 1 << 20);
 }
 
 unsigned char pattern_byte(size_t size) { return static_cast<unsigned char>((size * 131) >> 3); }

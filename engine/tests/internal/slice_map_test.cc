@@ -34,10 +34,10 @@ long model_find_run(const Model& b, size_t length) {
 // A random set made of a few runs, so long runs (across words) are common.
 SliceMap random_map(hs_test::SplitMix64& rng) {
   SliceMap m{};
-  const size_t runs = rng.range(0, 12);
+  const size_t runs = rng.between(0, 12);
   for (size_t r = 0; r < runs; ++r) {
-    const size_t first = rng.range(0, kSlicesPerSegment - 1);
-    const size_t count = rng.range(1, kSlicesPerSegment - first);
+    const size_t first = rng.between(0, kSlicesPerSegment - 1);
+    const size_t count = rng.between(1, kSlicesPerSegment - first);
     m |= SliceMap::range(first, count);
   }
   return m;

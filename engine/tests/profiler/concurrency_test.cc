@@ -125,7 +125,7 @@ TEST(ProfConcurrency, EightThreadsCrossThreadFreesWhileDumpingSnapshottingVisiti
       std::vector<std::pair<void*, size_t>> mine;
       Inbox& next = inboxes[static_cast<size_t>((t + 1) % kThreads)];
       for (size_t i = 0; i < iterations; ++i) {
-        size_t size = rng.next() % 16 == 0 ? rng.range(4096, 32768) : rng.range(16, 1024);
+        size_t size = rng.next() % 16 == 0 ? rng.between(4096, 32768) : rng.between(16, 1024);
         auto* p = static_cast<unsigned char*>(hs_malloc(size));
         if (p == nullptr) {
           bad++;

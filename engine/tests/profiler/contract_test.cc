@@ -392,7 +392,7 @@ TEST_F(ProfContract, SameSeedSameSamplesInProcessAndSeedZeroDrawsDistinctSeeds) 
     std::vector<uint64_t> trace;
     hs_test::SplitMix64 sizes(31);
     for (int i = 0; i < 2000; ++i) {
-      blocks.push_back(alloc_distinct(i, static_cast<int>(i % 5), sizes.range(16, 3000)));
+      blocks.push_back(alloc_distinct(i, static_cast<int>(i % 5), sizes.between(16, 3000)));
       if (i % 100 == 99) trace.push_back(prof_stats().live_samples);
     }
     trace.push_back(prof_stats().live_bytes);

@@ -269,7 +269,7 @@ TEST(ProfProcess, ForkWhileProfilingChildDumpsAndParentContinues) {
       hs_test::SplitMix64 rng(static_cast<uint64_t>(t) + 1);
       std::vector<void*> mine;
       while (!stop.load(std::memory_order_relaxed)) {
-        mine.push_back(hs_malloc(rng.range(16, 20000)));
+        mine.push_back(hs_malloc(rng.between(16, 20000)));
         if (mine.size() > 100) {
           for (void* p : mine) hs_free(p);
           mine.clear();

@@ -74,7 +74,7 @@ TEST(Threads, ChurnOf184ThreadsReturnsToOneAndStaysFlat) {
         SplitMix64 rng(round * 1000 + static_cast<uint64_t>(t));
         std::array<Block, kPerThread> mine;
         for (size_t i = 0; i + 1 < kPerThread; ++i) {
-          mine[i] = make_block(rng.range(16, 2048), rng.next());
+          mine[i] = make_block(rng.between(16, 2048), rng.next());
         }
         mine[kPerThread - 1] = make_block(100 * kKiB, rng.next());
         if (!block_ok(from_main[t])) bad.fetch_add(1);
@@ -169,11 +169,11 @@ TEST(Threads, CrossThreadFreesWithContentChecks) {
       const uint64_t r = rng.next() % 1000;
       size_t n;
       if (r < 850) {
-        n = rng.range(1, 256);
+        n = rng.between(1, 256);
       } else if (r < 990) {
-        n = rng.range(257, 32 * kKiB);
+        n = rng.between(257, 32 * kKiB);
       } else {
-        n = rng.range(32 * kKiB, 600 * kKiB);
+        n = rng.between(32 * kKiB, 600 * kKiB);
       }
       Block b = make_block(n, ++next_seed, rng.next() % 4 == 0 ? heap : nullptr);
       if (b.p == nullptr) {
@@ -236,7 +236,7 @@ TEST(Threads, FreesIntoExitedThreadsSegmentsRaceWithReclaim) {
           SplitMix64 rng(0xAB0 + static_cast<uint64_t>(round * kProducers + t));
           for (size_t i = 0; i < per_producer; ++i) {
             const size_t n =
-                rng.next() % 16 == 0 ? rng.range(2 * kKiB, 100 * kKiB) : rng.range(8, 512);
+                rng.next() % 16 == 0 ? rng.between(2 * kKiB, 100 * kKiB) : rng.between(8, 512);
             made[static_cast<size_t>(t)].push_back(make_block(n, rng.next()));
           }
         });
@@ -339,7 +339,7 @@ TEST(Fork, ChildAllocatesWhileParentThreadsHoldMemory) {
       for (uint64_t op = 1; !stop.load(std::memory_order_relaxed); ++op) {
         // Busy but not hogging the CPUs the child and the forking thread need.
         if (op % 256 == 0) std::this_thread::sleep_for(std::chrono::microseconds(200));
-        held.push_back(make_block(rng.range(16, 8 * kKiB), rng.next()));
+        held.push_back(make_block(rng.between(16, 8 * kKiB), rng.next()));
         if (held.size() > 2000) {
           const size_t i = rng.next() % held.size();
           if (!block_ok(held[i])) bad.fetch_add(1);

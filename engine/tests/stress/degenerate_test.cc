@@ -36,9 +36,9 @@ void free_checked(const Block& b) {
 // Mostly small, some medium, a few large.
 size_t mixed_size(SplitMix64& rng) {
   const uint64_t r = rng.next() % 100;
-  if (r < 70) return rng.range(1, 512);
-  if (r < 95) return rng.range(513, 16 * kKiB);
-  return rng.range(16 * kKiB + 1, 256 * kKiB);
+  if (r < 70) return rng.between(1, 512);
+  if (r < 95) return rng.between(513, 16 * kKiB);
+  return rng.between(16 * kKiB + 1, 256 * kKiB);
 }
 
 TEST(Degenerate, SawtoothKeepsRssBounded) {
@@ -91,7 +91,7 @@ TEST(Degenerate, FragmentationThenLarge) {
   std::vector<Block> small;
   small.reserve(count);
   for (size_t i = 0; i < count; ++i) {
-    const size_t n = rng.range(8, 256);
+    const size_t n = rng.between(8, 256);
     void* p = hs_malloc(n);
     ASSERT_NE(p, nullptr);
     fill_pattern(p, n, i);
@@ -107,7 +107,8 @@ TEST(Degenerate, FragmentationThenLarge) {
   }
   std::vector<Block> large;
   for (size_t i = 0; i < 48; ++i) {
-    const size_t n = i % 8 == 7 ? rng.range(2 * kMiB, 8 * kMiB) : rng.range(64 * kKiB, 1 * kMiB);
+    const size_t n =
+        i % 8 == 7 ? rng.between(2 * kMiB, 8 * kMiB) : rng.between(64 * kKiB, 1 * kMiB);
     void* p = hs_malloc(n);
     ASSERT_NE(p, nullptr);
     fill_pattern(p, n, 1000000 + i);
@@ -116,7 +117,7 @@ TEST(Degenerate, FragmentationThenLarge) {
   // Refill the holes with other small sizes while the large blocks are live.
   std::vector<Block> refill;
   for (size_t i = 0; i < count / 2; ++i) {
-    const size_t n = rng.range(8, 128);
+    const size_t n = rng.between(8, 128);
     void* p = hs_malloc(n);
     ASSERT_NE(p, nullptr);
     fill_pattern(p, n, 2000000 + i);
@@ -216,7 +217,7 @@ TEST(Degenerate, HugeChurn2To32MiB) {
     if (slot.p != nullptr) {
       ASSERT_NO_FATAL_FAILURE(free_checked(slot));
     }
-    const size_t n = rng.range(2 * kMiB, 32 * kMiB);
+    const size_t n = rng.between(2 * kMiB, 32 * kMiB);
     void* p = hs_malloc(n);
     ASSERT_NE(p, nullptr) << "round " << r << " size " << n;
     fill_pattern(p, n, r + 1);

@@ -37,7 +37,7 @@ TEST(ReturnToOs, RssFallsAfterFreeingALargeLiveSet) {
         size_t bytes = 0;
         while (bytes < kPerThread) {
           const size_t n =
-              rng.next() % 4 == 0 ? rng.range(1 * kKiB, 64 * kKiB) : rng.range(16, 1024);
+              rng.next() % 4 == 0 ? rng.between(1 * kKiB, 64 * kKiB) : rng.between(16, 1024);
           void* p = hs_malloc(n);
           if (p == nullptr) std::abort();
           std::memset(p, 0x42, n);

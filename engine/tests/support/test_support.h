@@ -12,6 +12,8 @@
 #include <fstream>
 #include <thread>
 
+#include "stats/splitmix64.h"
+
 namespace hs_test {
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -51,20 +53,8 @@ inline size_t scaled(size_t n) {
   return (v == 0 ? 1 : v) * scale;
 }
 
-class SplitMix64 {
- public:
-  explicit SplitMix64(uint64_t seed) : state_(seed) {}
-  uint64_t next() {
-    uint64_t z = (state_ += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-  }
-  size_t range(size_t lo, size_t hi) { return lo + static_cast<size_t>(next() % (hi - lo + 1)); }
-
- private:
-  uint64_t state_;
-};
+// The project's one PRNG (header-only; between(lo, hi) is inclusive and unbiased).
+using SplitMix64 = heapscope::stats::SplitMix64;
 
 inline constexpr size_t kKiB = 1024;
 inline constexpr size_t kMiB = 1024 * 1024;

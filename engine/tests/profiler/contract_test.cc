@@ -74,6 +74,17 @@ class CleanProfEnv {
   ScopedEnv a_, b_, c_, d_, e_, f_;
 };
 
+// `sample` (of `bytes` requested) is the only live sample; freeing it leaves none.
+void expect_one_live_sample_then_none(void* sample, uint64_t bytes) {
+  hs_prof_stats_t s = prof_stats();
+  EXPECT_EQ(s.live_samples, 1u);
+  EXPECT_EQ(s.live_bytes, bytes);
+  hs_free(sample);
+  s = prof_stats();
+  EXPECT_EQ(s.live_samples, 0u);
+  EXPECT_EQ(s.live_bytes, 0u);
+}
+
 class ProfContract : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -375,14 +386,8 @@ TEST_F(ProfContract, StopClearsCountsAndOldSamplesAreForgottenAcrossSessions) {
   ASSERT_TRUE(hs_prof_start_seeded(1, 13));
   void* fresh = hs_malloc(50);
   for (void* p : blocks) hs_free(p);
-  s = prof_stats();
-  EXPECT_EQ(s.live_samples, 1u);
-  EXPECT_EQ(s.live_bytes, 50u);
-  hs_free(fresh);
-  s = prof_stats();
-  EXPECT_EQ(s.live_samples, 0u);
-  EXPECT_EQ(s.live_bytes, 0u);
-  EXPECT_EQ(s.unique_stacks, 0u);
+  expect_one_live_sample_then_none(fresh, 50);
+  EXPECT_EQ(prof_stats().unique_stacks, 0u);
 }
 
 TEST_F(ProfContract, SameSeedSameSamplesInProcessAndSeedZeroDrawsDistinctSeeds) {
@@ -521,13 +526,7 @@ TEST_F(ProfContract, FreesOfOtherBlocksOnASampledPageLeaveTheSampleLive) {
   for (void* p : others) hs_free(p);
   const hs_stats_t after = hs_test::stats_now();
   EXPECT_EQ(after.free_count - before.free_count, others.size());
-  hs_prof_stats_t s = prof_stats();
-  EXPECT_EQ(s.live_samples, 1u);
-  EXPECT_EQ(s.live_bytes, 48u);
-  hs_free(sample);
-  s = prof_stats();
-  EXPECT_EQ(s.live_samples, 0u);
-  EXPECT_EQ(s.live_bytes, 0u);
+  expect_one_live_sample_then_none(sample, 48);
 }
 
 // Regression (fixed in efb6301): HEAPSCOPE_PROF_MAX_BYTES / max_bytes bounded only the

@@ -325,7 +325,7 @@ inline void* heap_realloc(Heap* heap, void* p, size_t new_size, size_t alignment
   if (new_size > usable && new_size >= kGrowthSpanMin && new_size <= kMediumBlockMax &&
       alignment <= kMinAlign && heap != &g_empty_heap) {
     // Growing into the upper medium classes: a slice of its own, to grow on without copying.
-    q = charge_sample(heap, malloc_growth_span(heap, new_size), new_size);
+    q = charge_sample(heap, malloc_one_block_page(heap, new_size), new_size);
   }
   if (q == nullptr) q = heap_malloc_aligned(heap, new_size, alignment);
   if (q == nullptr) return nullptr;  // p stays valid, errno is ENOMEM

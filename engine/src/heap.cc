@@ -206,7 +206,15 @@ HS_TEXT HS_NOINLINE void* malloc_sampled(Heap* heap, size_t size) {
     Page* page = direct_page(heap, size);
     if (Block* block = page_ready_block(page)) return page_pop_charged(heap, page, block, size);
   }
-  void* p = malloc_generic(heap, size, false);
+  void* p = nullptr;
+  if (sample && size <= kMediumBlockMax && heap->prof_interval >= kSampleOwnPageMinInterval) {
+    // A live sample flags its page, sending every free into that page off the fast path
+    // for as long as it lives: on a page of its own it flags nothing else. (The page costs
+    // a slice of address space and an OS page or more of memory per live sample, so only
+    // at intervals where that stays small against the bytes between samples.)
+    p = malloc_one_block_page(heap, size);
+  }
+  if (p == nullptr) p = malloc_generic(heap, size, false);
   if (sample && p != nullptr) record_sample(heap, p, size);
   return p;
 #else
@@ -430,10 +438,11 @@ bool large_grow_in_place(Page* page, size_t new_size) {
   return true;
 }
 
-// The block of a growing realloc (kGrowthSpanMin..kMediumBlockMax, owner thread) on a slice
-// of its own, so it can grow in place (large_grow_in_place) through 64 KiB and beyond. The
-// caller charges the profiler. nullptr when no slice is to be had (use the normal classes).
-void* malloc_growth_span(Heap* heap, size_t size) {
+// A block of up to kMediumBlockMax on a page of its own (one slice, the owner thread's): the
+// block of a growing realloc (kGrowthSpanMin and up), so it can grow in place
+// (large_grow_in_place) through 64 KiB and beyond; and a sampled small block (malloc_sampled).
+// The profiler is charged by the caller. nullptr when no slice is to be had (use the classes).
+void* malloc_one_block_page(Heap* heap, size_t size) {
   size_t bin = bin_of(size);
   Page* page = span_alloc(heap->td, 1);
   if (page == nullptr) return nullptr;

@@ -253,7 +253,7 @@ extern std::atomic<uint8_t> g_segment_map[kSegmentMapSize];
 Page* span_alloc(ThreadData* td, size_t slices);
 bool span_grow(ThreadData* td, Page* page, size_t slices);  // over free slices right after it
 bool large_grow_in_place(Page* page, size_t new_size);      // owner's one-block page, see heap.cc
-void* malloc_growth_span(Heap* heap, size_t size);          // a growing realloc's new block
+void* malloc_one_block_page(Heap* heap, size_t size);       // growing realloc, sampled small block
 // Returns the page's slices to its segment; an emptied segment is released when allowed.
 void span_free(ThreadData* td, Page* page, bool allow_release = true);
 void segments_unmap_if_empty(ThreadData* td);
@@ -270,7 +270,7 @@ void purge_schedule(ThreadData* td);  // make sure a purge round comes after the
 void segment_release(ThreadData* td, Segment* segment);
 
 // ---- page.cc -----------------------------------------------------------------------------------
-// one_block: a single block however many would fit (a growth span, see malloc_growth_span).
+// one_block: a single block however many would fit (a growth span, see malloc_one_block_page).
 void page_init(Page* page, Heap* heap, size_t bin, bool one_block = false);
 bool page_extend(Page* page);       // carve more blocks out of the page; false if none left
 uint32_t page_collect(Page* page);  // merge local and remote frees; returns remote count

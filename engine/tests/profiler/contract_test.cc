@@ -529,6 +529,35 @@ TEST_F(ProfContract, FreesOfOtherBlocksOnASampledPageLeaveTheSampleLive) {
   expect_one_live_sample_then_none(sample, 48);
 }
 
+// From a 64 KiB mean interval up, a sampled block of a shared-page class is served from a page
+// of its own (one 64 KiB slice, the block at its start), so no other block's free ever meets
+// the page's "holds a sample" flag. Its usable size stays its class's.
+TEST_F(ProfContract, SampledSmallBlocksGetPagesOfTheirOwnAtDefaultLikeIntervals) {
+  ASSERT_TRUE(hs_prof_start_seeded(64 * 1024, 11));
+  std::vector<void*> others;
+  std::vector<void*> samples;
+  for (int i = 0; i < 200000 && samples.size() < 3; ++i) {
+    const uint64_t live_before = prof_stats().live_samples;
+    void* p = hs_malloc(100);
+    ASSERT_NE(p, nullptr);
+    (prof_stats().live_samples == live_before + 1 ? samples : others).push_back(p);
+  }
+  ASSERT_EQ(samples.size(), 3u) << "too few 100-byte samples at a 64 KiB interval";
+  constexpr uintptr_t kSlice = 64 * 1024;
+  for (void* sample : samples) {
+    const auto address = reinterpret_cast<uintptr_t>(sample);
+    EXPECT_EQ(address % kSlice, 0u) << "a sampled block should start a page of its own";
+    for (void* other : others) {
+      EXPECT_NE(reinterpret_cast<uintptr_t>(other) / kSlice, address / kSlice);
+    }
+    EXPECT_EQ(hs_usable_size(sample), hs_usable_size(others.front()));
+  }
+  for (void* p : others) hs_free(p);
+  EXPECT_EQ(prof_stats().live_samples, 3u);
+  for (void* p : samples) hs_free(p);
+  EXPECT_EQ(prof_stats().live_samples, 0u);
+}
+
 // Regression (fixed in efb6301): HEAPSCOPE_PROF_MAX_BYTES / max_bytes bounded only the
 // records/stacks/tables memory, while the per-page sampled-block bitmaps (never released, not
 // budgeted) were counted in profiler_bytes too, which then exceeded max_bytes (spec §2:

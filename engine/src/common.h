@@ -46,9 +46,10 @@ inline constexpr size_t kMediumPageSlices = 8;
 // realloc moving a block that grows to at least this size (up to kMediumBlockMax) puts it on a
 // slice of its own, where it can keep growing without copies (at most 2x the address space).
 inline constexpr size_t kGrowthSpanMin = 32 * 1024;
-// From this mean sample interval up, a sampled block of a shared-page class gets a page of its
-// own (heap.cc, malloc_sampled): at most 4 KiB of extra memory per 64 KiB allocated.
+// From this mean sample interval up, a sampled block of up to kSampleOwnPageMaxSize gets a page
+// of its own (heap.cc, malloc_sampled): at most 4 KiB of extra memory per 64 KiB allocated.
 inline constexpr size_t kSampleOwnPageMinInterval = 64 * 1024;
+inline constexpr size_t kSampleOwnPageMaxSize = 512;
 inline constexpr size_t kLargeMax = 16 * 1024 * 1024;   // beyond this: a dedicated mapping
 inline constexpr size_t kHugeBlockOffset = kSliceSize;  // huge block: after fields + pages[0]
 inline constexpr size_t kMaxAllocSize = PTRDIFF_MAX - 2 * kSegmentSize;

@@ -207,11 +207,13 @@ HS_TEXT HS_NOINLINE void* malloc_sampled(Heap* heap, size_t size) {
     if (Block* block = page_ready_block(page)) return page_pop_charged(heap, page, block, size);
   }
   void* p = nullptr;
-  if (sample && size <= kMediumBlockMax && heap->prof_interval >= kSampleOwnPageMinInterval) {
+  if (sample && size <= kSampleOwnPageMaxSize && heap->prof_interval >= kSampleOwnPageMinInterval) {
     // A live sample flags its page, sending every free into that page off the fast path
-    // for as long as it lives: on a page of its own it flags nothing else. (The page costs
-    // a slice of address space and an OS page or more of memory per live sample, so only
-    // at intervals where that stays small against the bytes between samples.)
+    // for as long as it lives: on a page of its own it flags nothing else. The page costs
+    // a slice of address space and an OS page of memory per live sample, so only at
+    // intervals where that stays small against the bytes between samples; and a page's
+    // setup and release per sample, so only for small blocks, whose pages hold hundreds
+    // of others and whose samples are rare per allocation.
     p = malloc_one_block_page(heap, size);
   }
   if (p == nullptr) p = malloc_generic(heap, size, false);

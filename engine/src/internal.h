@@ -121,6 +121,12 @@ inline void page_flags_set(Page* page, uint8_t bits,
 inline void page_flags_clear(Page* page, uint8_t bits) {
   page->owner_word.fetch_and(~(uintptr_t{bits} << kPageFlagShift), std::memory_order_relaxed);
 }
+// A huge mapping or a one-block page (large, growth span, a sample's own page): the profiler
+// needs no bitmap there, the page's flag says it all.
+HS_ALWAYS_INLINE bool page_holds_one_block(const Page* page) {
+  return (page_flags(page) & (kPageHuge | kPageLarge)) != 0;
+}
+
 // Whether the block at p (on a normal page) is a live profiler sample: its bit in the page's
 // sample bitmap. Stable while the caller owns the block: only its allocation sets the bit.
 HS_ALWAYS_INLINE bool page_block_is_sample(const Page* page, const void* p) {

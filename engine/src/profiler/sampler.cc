@@ -156,7 +156,8 @@ uint64_t* page_bitmap(Page* page) {
 namespace prof {
 
 // Puts a filled-in record into the table and marks its block in the page (bitmap bit, or the
-// flag alone for a huge block). Caller holds the lock. False (nothing changed) without memory.
+// flag alone for a page of one block: huge, large, a sample's own page). Caller holds the
+// lock. False (nothing changed) without memory.
 bool track_record(Record* record) {
   void* p = reinterpret_cast<void*>(record->address);
   Page* page = page_of(p);
@@ -164,7 +165,7 @@ bool track_record(Record* record) {
   record->page = page;
   record->bitmap = nullptr;
   record->bit = 0;
-  if ((page_flags(page) & kPageHuge) == 0) {
+  if (!page_holds_one_block(page)) {
     if (page->reserved > kBitmapBits) return false;
     uint64_t* bitmap = page_bitmap(page);
     if (bitmap == nullptr) return false;
@@ -286,7 +287,7 @@ void drop_record(Record* record) {
 // A block of a page flagged kPageSampled is being freed (any thread): if it is a sample,
 // forget it before the block can be reused.
 void sampled_free(Page* page, void* p) {
-  if ((page_flags(page) & kPageHuge) == 0 && !page_block_is_sample(page, p)) return;
+  if (!page_holds_one_block(page) && !page_block_is_sample(page, p)) return;
   Record removed{};
   {
     LockGuard lock;

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -28,7 +29,6 @@ namespace {
 using hs_prof_test::prof_stats;
 
 constexpr int kThreads = 8;
-constexpr uint64_t kInterval = 4096;
 
 struct Inbox {
   std::mutex lock;
@@ -71,7 +71,7 @@ struct MonitorResult {
   }
 };
 
-void monitor(std::atomic<bool>& done, MonitorResult& r) {
+void monitor(std::atomic<bool>& done, MonitorResult& r, uint64_t interval) {
   while (!done.load(std::memory_order_acquire) || r.rounds < 3) {
     CountingWriter text;
     if (!hs_prof_dump_writer(CountingWriter::write, &text)) r.fail("dump_writer returned false");
@@ -102,21 +102,27 @@ void monitor(std::atomic<bool>& done, MonitorResult& r) {
     if (!live.consistent) r.fail("inconsistent visit entry");
     hs_prof_stats_t s = hs_prof_test::blank_stats();
     if (!hs_prof_stats_get(&s)) r.fail("stats_get returned false");
-    if (s.enabled != 1 || s.sample_interval != kInterval) r.fail("session changed");
+    if (s.enabled != 1 || s.sample_interval != interval) r.fail("session changed");
     r.max_live_samples = std::max(r.max_live_samples, s.live_samples);
     r.rounds++;
   }
 }
 
-TEST(ProfConcurrency, EightThreadsCrossThreadFreesWhileDumpingSnapshottingVisiting) {
+// At 4 KiB every sample shares its page with other blocks (many samples); from 64 KiB up the
+// sampled blocks of up to 512 B live on pages of their own, freed across threads as well.
+class ProfConcurrencyAt : public ::testing::TestWithParam<uint64_t> {};
+
+TEST_P(ProfConcurrencyAt, EightThreadsCrossThreadFreesWhileDumpingSnapshottingVisiting) {
+  const uint64_t interval = GetParam();
   hs_prof_stop();
-  ASSERT_TRUE(hs_prof_start_seeded(kInterval, 0xC0C0));
+  ASSERT_TRUE(hs_prof_start_seeded(interval, 0xC0C0));
   const size_t iterations = hs_test::scaled(60000);
   std::vector<Inbox> inboxes(kThreads);
   std::atomic<uint64_t> allocated{0}, cross_frees{0}, local_frees{0}, bad{0};
+  std::vector<double> expected_samples(kThreads, 0.0);  // sum of P(sampled) per thread
   std::atomic<bool> done{false};
   MonitorResult result;
-  std::thread watcher(monitor, std::ref(done), std::ref(result));
+  std::thread watcher(monitor, std::ref(done), std::ref(result), interval);
   auto started = std::chrono::steady_clock::now();
   std::vector<std::thread> workers;
   for (int t = 0; t < kThreads; ++t) {
@@ -134,6 +140,8 @@ TEST(ProfConcurrency, EightThreadsCrossThreadFreesWhileDumpingSnapshottingVisiti
         p[0] = static_cast<unsigned char>(t);
         p[size - 1] = static_cast<unsigned char>(t);
         allocated++;
+        expected_samples[static_cast<size_t>(t)] +=
+            -std::expm1(-static_cast<double>(size) / static_cast<double>(interval));
         if (rng.next() % 2 == 0) {
           next.push(p, size);  // freed by the next thread
         } else {
@@ -191,7 +199,12 @@ TEST(ProfConcurrency, EightThreadsCrossThreadFreesWhileDumpingSnapshottingVisiti
               static_cast<size_t>(allocated.load()),
               static_cast<unsigned long long>(s.total_samples),
               static_cast<unsigned long long>(result.rounds), seconds);
-  EXPECT_GT(s.total_samples, allocated.load() / 40) << "a small interval gives many samples";
+  // An allocation of s bytes is sampled with probability 1 - exp(-s/interval): far from the
+  // expected count (thousands, so within a few percent) would mean lost or invented samples.
+  double expected = 0;
+  for (double e : expected_samples) expected += e;
+  EXPECT_GT(static_cast<double>(s.total_samples), expected * 0.8);
+  EXPECT_LT(static_cast<double>(s.total_samples), expected * 1.2);
   EXPECT_EQ(s.dropped_samples, 0u);
   EXPECT_EQ(s.live_samples, 0u);
   EXPECT_EQ(s.live_bytes, 0u);
@@ -201,6 +214,11 @@ TEST(ProfConcurrency, EightThreadsCrossThreadFreesWhileDumpingSnapshottingVisiti
   EXPECT_EQ(sums.stacks, 0u);
   hs_prof_stop();
 }
+
+INSTANTIATE_TEST_SUITE_P(Intervals, ProfConcurrencyAt, ::testing::Values(4096, 64 * 1024),
+                         [](const ::testing::TestParamInfo<uint64_t>& param) {
+                           return "Interval" + std::to_string(param.param);
+                         });
 
 // Regression for a TSan report (outside the profiler): every dump and snapshot reads the
 // allocator's statistics (take_copy -> hs_stats_get), whose readers of the owner-written

@@ -5,8 +5,8 @@
 #include <filesystem>
 #include <system_error>
 
+#include "base/sha256.h"
 #include "package_version.h"
-#include "sha256.h"
 
 namespace heapscope::harness {
 namespace {
@@ -94,7 +94,7 @@ AllocatorInfo inspect_allocator(const AllocatorSpec& spec, const ProbeCommand& p
     info.package = pkg->package;
     info.version = pkg->version;
   }
-  if (auto digest = sha256_file_hex(info.resolved_path, &error)) info.sha256 = *digest;
+  if (auto digest = base::sha256_file_hex(info.resolved_path, &error)) info.sha256 = *digest;
 
   if (info.sha256.empty()) {
     info.reason = "unreadable: " + error;

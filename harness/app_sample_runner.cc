@@ -18,8 +18,8 @@
 #include <cstring>
 #include <filesystem>
 
+#include "base/sha256.h"
 #include "process_tree_rss.h"
-#include "sha256.h"
 
 namespace heapscope::harness {
 namespace {
@@ -226,7 +226,8 @@ AppRunResult run_app_command(const AppRunRequest& r) {
   struct stat st {};
   if (fstat(out_fd, &st) == 0) o.stdout_bytes = static_cast<std::uint64_t>(st.st_size);
   std::string error;
-  o.stdout_sha256 = sha256_file_hex("/proc/self/fd/" + std::to_string(out_fd), &error).value_or("");
+  o.stdout_sha256 =
+      base::sha256_file_hex("/proc/self/fd/" + std::to_string(out_fd), &error).value_or("");
   o.stderr_tail = tail_of(err_fd, kStderrTail);
   close(out_fd);
   close(err_fd);

@@ -4,6 +4,8 @@
 #include <set>
 #include <sstream>
 
+#include "workloads/names.h"
+
 namespace heapscope::harness {
 namespace {
 
@@ -35,9 +37,7 @@ std::optional<CampaignSpec> builtin_campaign(const std::string& name) {
     return spec;
   }
   if (name == "headline") {
-    spec.workloads = {
-        "tiny-hot",          "general-mix", "large-buffers", "cross-thread", "long-lived",
-        "producer-consumer", "sawtooth",    "thread-churn",  "aligned",      "calloc"};
+    spec.workloads.assign(workloads::kWorkloadNames.begin(), workloads::kWorkloadNames.end());
     spec.threads = {1, 2, 4, 8};
     spec.blocks = 20;
     spec.target_min_seconds = 0.5;

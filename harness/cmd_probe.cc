@@ -7,7 +7,7 @@
 #include <string>
 
 #include "commands.h"
-#include "probe_report.h"
+#include "probe/probe_report.h"
 
 namespace heapscope::harness {
 

@@ -8,12 +8,12 @@
 #include <string>
 #include <vector>
 
+#include "base/sha256.h"
 #include "commands.h"
 #include "report.h"
-#include "schema_validation.h"
-#include "sha256.h"
-#include "site_files.h"
-#include "site_writer.h"
+#include "site/schema_validation.h"
+#include "site/site_files.h"
+#include "site/site_writer.h"
 
 namespace heapscope::harness {
 namespace {
@@ -41,7 +41,7 @@ site::RunInput load_run(const std::string& path, const std::string& baseline) {
                           ": has no samples (a plan or an unstarted run?): nothing to publish");
   }
   in.raw = Json(plain);  // a conversion costs a third of a second parse (7.5 MB: 0.05 s)
-  in.sha256 = sha256_hex(in.text);
+  in.sha256 = base::sha256_hex(in.text);
   try {
     in.summary = summarize_raw_run(in.raw, baseline);
   } catch (const RawRunError& e) {

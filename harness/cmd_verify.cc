@@ -9,9 +9,9 @@
 #include <string>
 
 #include "commands.h"
-#include "site_files.h"
-#include "site_json.h"
-#include "site_verify.h"
+#include "site/site_files.h"
+#include "site/site_json.h"
+#include "site/site_verify.h"
 
 namespace heapscope::harness {
 namespace {

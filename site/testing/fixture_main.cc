@@ -8,7 +8,7 @@
 #include <sstream>
 #include <string>
 
-#include "fixture_campaign.h"
+#include "site/testing/fixture_campaign.h"
 
 int main(int argc, char** argv) {
   heapscope::site::testing::FixtureSpec spec;

@@ -2,6 +2,8 @@
 // target: any number of allocators, workloads, thread counts and blocks, with sample records
 // shaped like `hsbench run`'s (argv, env, seeds, host, child measurement). Deterministic for
 // a given FixtureSpec. Optionally an application run shaped like `hsbench app`'s.
+// Both documents are site-level types (site/schemas), so the site's tests need nothing above
+// the site: fixture_summary stands in for the harness's report of a raw run.
 #pragma once
 
 #include <cstdint>
@@ -25,5 +27,10 @@ struct FixtureSpec {
 };
 
 nlohmann::ordered_json fixture_raw_run(const FixtureSpec& spec);
+
+// A "heapscope.campaign-summary" v1 of a campaign (not application) raw run, as the site reads
+// it: per cell the baseline first, medians and quartiles of ops/s over the ok samples, paired
+// effects with bootstrap CIs (stats/), failed samples counted and listed.
+nlohmann::ordered_json fixture_summary(const nlohmann::ordered_json& raw);
 
 }  // namespace heapscope::site::testing

@@ -1,8 +1,7 @@
-#include "allocator_probe.h"
-
+// The ownership probe (probe/) under the allocator registry's preload environments: hs-probe
+// children name the allocator each registry entry really loads, and refuse a mismatch.
 #include <gtest/gtest.h>
 
-#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -10,61 +9,21 @@
 #include "allocator_registry.h"
 #include "run_command.h"
 
-namespace heapscope::probe {
+namespace heapscope::harness {
 namespace {
 
-using harness::AllocatorInfo;
-using harness::CommandResult;
-
-// ---- unit: pure functions and this process -----------------------------------------------
-
-TEST(ProbeUnit, ObjectToRegistryId) {
-  EXPECT_EQ(allocator_id_for_object("/usr/lib/x86_64-linux-gnu/libc.so.6"), "glibc");
-  EXPECT_EQ(allocator_id_for_object("/usr/lib/x86_64-linux-gnu/libmimalloc.so.2.0"), "mimalloc");
-  EXPECT_EQ(allocator_id_for_object("/usr/lib/x86_64-linux-gnu/libjemalloc.so.2"), "jemalloc");
-  EXPECT_EQ(allocator_id_for_object("/x/libtcmalloc_minimal.so.4.5.10"), "tcmalloc");
-  EXPECT_EQ(allocator_id_for_object("/build/engine/libheapscope.so"), "engine");
-  EXPECT_EQ(allocator_id_for_object("/build/engine/libheapscope_noprof.so"), "engine-noprof");
-  EXPECT_EQ(allocator_id_for_object("/opt/libfancy.so"), "libfancy.so");
-  EXPECT_EQ(allocator_id_for_object("plain"), "plain");
-}
-
-TEST(ProbeUnit, ThisProcessIsConsistent) {
-  const AllocatorIdentity id = identify_allocator();
-  EXPECT_TRUE(id.consistent) << id.malloc_object << " " << id.free_object << " "
-                             << id.realloc_object << " " << id.calloc_object;
-  EXPECT_TRUE(std::filesystem::exists(id.malloc_object)) << id.malloc_object;
-  std::string why;
-  EXPECT_TRUE(matches_expected(id, id.malloc_object, &why)) << why;
-}
-
-TEST(ProbeUnit, MatchesBySymlinkAndNamesTheMismatch) {
-  const std::string libc = harness::libc_path();
-  const std::string real = std::filesystem::canonical(libc).string();
-  const AllocatorIdentity id{real, real, real, real, true};
-  std::string why;
-  EXPECT_TRUE(matches_expected(id, libc, &why)) << why;  // libc path may be a symlinked dir
-
-  AllocatorIdentity mixed = id;
-  mixed.realloc_object = "/nonexistent/libother.so";
-  EXPECT_FALSE(matches_expected(mixed, libc, &why));
-  EXPECT_NE(why.find("realloc is served by /nonexistent/libother.so"), std::string::npos) << why;
-}
-
-// ---- integration: hs-probe children under LD_PRELOAD --------------------------------------
-
 AllocatorInfo inspect(const std::string& id) {
-  const auto specs = harness::registry_specs({harness::engine_libraries(), {}});
-  return harness::inspect_allocator(harness::select_allocators(specs, {id}).at(0), {HS_PROBE_EXE});
+  const auto specs = registry_specs({engine_libraries(), {}});
+  return inspect_allocator(select_allocators(specs, {id}).at(0), {HS_PROBE_EXE});
 }
 
 // Runs hs-probe with the registry's environment for `info` and the given extra arguments.
 CommandResult probe(const AllocatorInfo& info, const std::vector<std::string>& args) {
-  std::vector<std::string> env = harness::environment_with("LD_PRELOAD", "");
-  for (const std::string& kv : harness::child_environment(info)) env.push_back(kv);
+  std::vector<std::string> env = environment_with("LD_PRELOAD", "");
+  for (const std::string& kv : child_environment(info)) env.push_back(kv);
   std::vector<std::string> argv{HS_PROBE_EXE};
   argv.insert(argv.end(), args.begin(), args.end());
-  return harness::run_command(argv, &env);
+  return run_command(argv, &env);
 }
 
 void expect_probe_names(const std::string& id) {
@@ -83,7 +42,7 @@ TEST(ProbeUnderPreload, Jemalloc) { expect_probe_names("jemalloc"); }
 TEST(ProbeUnderPreload, Tcmalloc) { expect_probe_names("tcmalloc"); }
 TEST(ProbeUnderPreload, GlibcWithNoPreload) {
   expect_probe_names("glibc");
-  EXPECT_TRUE(harness::child_environment(inspect("glibc")).empty());
+  EXPECT_TRUE(child_environment(inspect("glibc")).empty());
 }
 
 void expect_engine(const std::string& id) {
@@ -116,4 +75,4 @@ TEST(ProbeUnderPreload, ExpectMissingFileIsAnError) {
 }
 
 }  // namespace
-}  // namespace heapscope::probe
+}  // namespace heapscope::harness

@@ -6,7 +6,7 @@
 #include <iostream>
 #include <string>
 
-#include "probe_report.h"
+#include "probe/probe_report.h"
 
 namespace {
 

@@ -1,4 +1,4 @@
-#include "sha256.h"
+#include "base/sha256.h"
 
 #include <openssl/evp.h>
 
@@ -7,7 +7,7 @@
 #include <cstring>
 #include <memory>
 
-namespace heapscope::harness {
+namespace heapscope::base {
 namespace {
 
 struct DigestContextDeleter {
@@ -69,4 +69,4 @@ std::optional<std::string> sha256_file_hex(const std::string& path, std::string*
   return finish(ctx.get());
 }
 
-}  // namespace heapscope::harness
+}  // namespace heapscope::base

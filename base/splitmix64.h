@@ -11,7 +11,7 @@
 #include <span>
 #include <utility>
 
-namespace heapscope::stats {
+namespace heapscope::base {
 
 inline constexpr std::uint64_t kGolden = 0x9e3779b97f4a7c15ULL;
 
@@ -75,4 +75,4 @@ constexpr void shuffle(std::span<T> items, SplitMix64& rng) {
   }
 }
 
-}  // namespace heapscope::stats
+}  // namespace heapscope::base

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <string_view>
 
-namespace heapscope::stats {
+namespace heapscope::base {
 
 inline constexpr std::uint64_t kFnvOffset = 0xcbf29ce484222325ULL;
 inline constexpr std::uint64_t kFnvPrime = 0x100000001b3ULL;
@@ -18,4 +18,4 @@ constexpr std::uint64_t fnv1a64(std::string_view bytes, std::uint64_t h = kFnvOf
   return h;
 }
 
-}  // namespace heapscope::stats
+}  // namespace heapscope::base

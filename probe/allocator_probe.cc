@@ -1,4 +1,4 @@
-#include "allocator_probe.h"
+#include "probe/allocator_probe.h"
 
 #include <dlfcn.h>
 #include <link.h>

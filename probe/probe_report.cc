@@ -1,11 +1,11 @@
-#include "probe_report.h"
+#include "probe/probe_report.h"
 
 #include <sys/stat.h>
 
 #include <nlohmann/json.hpp>
 #include <ostream>
 
-#include "allocator_probe.h"
+#include "probe/allocator_probe.h"
 
 namespace heapscope::probe {
 

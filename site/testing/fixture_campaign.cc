@@ -1,6 +1,13 @@
-#include "fixture_campaign.h"
+#include "site/testing/fixture_campaign.h"
 
+#include <cmath>
 #include <cstdio>
+#include <map>
+#include <utility>
+
+#include "stats/bootstrap_seed.h"
+#include "stats/paired_effect.h"
+#include "stats/quantile.h"
 
 namespace heapscope::site::testing {
 namespace {
@@ -28,7 +35,116 @@ std::string library_of(const std::string& id) {
   return "/usr/lib/x86_64-linux-gnu/lib" + id + ".so.2";
 }
 
+Json number_or_null(double v) { return std::isfinite(v) ? Json(v) : Json(); }
+
+// One allocator's ok samples in one cell, by block.
+struct Series {
+  std::map<std::uint64_t, double> rate_by_block;
+  std::vector<double> rss;
+  std::size_t failed = 0;
+};
+
+Json effect_of(const Series& cand, const Series& base, std::uint64_t seed, const std::string& key) {
+  std::vector<double> c, b;
+  for (const auto& [block, rate] : cand.rate_by_block) {
+    if (auto it = base.rate_by_block.find(block); it != base.rate_by_block.end()) {
+      c.push_back(rate);
+      b.push_back(it->second);
+    }
+  }
+  stats::BootstrapConfig config;
+  config.seed = stats::bootstrap_seed(seed, key);
+  config.resamples = 200;  // enough for a shape; the figures are not under test here
+  const stats::PairedEffect e =
+      stats::paired_effect(c, b, stats::Direction::kHigherIsBetter, config);
+  return {{"paired_blocks", e.blocks},
+          {"effect", number_or_null(e.effect)},
+          {"ci_low", number_or_null(e.ci_low)},
+          {"ci_high", number_or_null(e.ci_high)},
+          {"ci_valid", e.ci_valid},
+          {"bootstrap_seed", e.seed}};
+}
+
 }  // namespace
+
+Json fixture_summary(const Json& raw) {
+  const auto seed = raw["seed"].get<std::uint64_t>();
+  const std::string baseline = raw["baseline"].get<std::string>();
+  std::vector<std::string> order{baseline};
+  for (const Json& a : raw["active_allocators"]) {
+    if (a != baseline) order.push_back(a.get<std::string>());
+  }
+  using CellKey = std::pair<std::string, unsigned>;
+  std::vector<CellKey> cells;
+  std::map<CellKey, std::map<std::string, Series>> series;
+  std::map<CellKey, bool> oversubscribed;
+  Json failures = Json::array();
+  std::size_t ok = 0;
+  for (const Json& s : raw["samples"]) {
+    const CellKey key{s["workload"].get<std::string>(), s["threads"].get<unsigned>()};
+    if (!series.contains(key)) cells.push_back(key);
+    Series& one = series[key][s["allocator"].get<std::string>()];
+    if (s["status"] == "ok") {
+      const Json& m = s["measurement"];
+      one.rate_by_block[s["block"].get<std::uint64_t>()] = m["ops_per_sec"].get<double>();
+      one.rss.push_back(m["peak_rss_bytes"].get<double>());
+      oversubscribed[key] = m["oversubscribed"].get<bool>();
+      ++ok;
+    } else {
+      ++one.failed;
+      failures.push_back(
+          {{"id", s["id"]}, {"kind", s["failure"]["kind"]}, {"reason", s["failure"]["reason"]}});
+    }
+  }
+  Json cells_json = Json::array();
+  for (const CellKey& key : cells) {
+    Json rows = Json::array();
+    for (const std::string& id : order) {
+      const Series& one = series[key][id];
+      std::vector<double> rates;
+      for (const auto& [block, rate] : one.rate_by_block) rates.push_back(rate);
+      const stats::Summary q = stats::summarize(rates);
+      const std::string effect_key =
+          key.first + "/" + std::to_string(key.second) + "/ops_per_sec/" + id + "/" + baseline;
+      rows.push_back(
+          {{"allocator", id},
+           {"n", rates.size()},
+           {"failed", one.failed},
+           {"ops_per_sec",
+            {{"median", number_or_null(q.median)},
+             {"q1", number_or_null(q.q1)},
+             {"q3", number_or_null(q.q3)},
+             {"iqr", number_or_null(q.iqr)},
+             {"min", number_or_null(q.min)},
+             {"max", number_or_null(q.max)},
+             {"relative_iqr", number_or_null(q.relative_iqr)}}},
+           {"peak_rss_bytes", {{"median", number_or_null(stats::median(one.rss))}}},
+           {"effect_vs_baseline",
+            id == baseline ? Json() : effect_of(one, series[key][baseline], seed, effect_key)}});
+    }
+    cells_json.push_back({{"workload", key.first},
+                          {"threads", key.second},
+                          {"oversubscribed", oversubscribed[key]},
+                          {"allocators", rows},
+                          {"digest_mismatches", Json::array()}});
+  }
+  return {{"schema", "heapscope.campaign-summary"},
+          {"schema_version", 1},
+          {"campaign", raw["campaign"]["name"]},
+          {"seed", seed},
+          {"baseline", baseline},
+          {"metric", "ops_per_sec"},
+          {"direction", "higher-is-better"},
+          {"effect_method", stats::kPairedEffectMethod},
+          {"resamples", 200},
+          {"confidence", 0.95},
+          {"complete", raw["complete"]},
+          {"hosts", raw["hosts"]},
+          {"samples", {{"total", raw["samples"].size()}, {"ok", ok}, {"failed", failures.size()}}},
+          {"cells", cells_json},
+          {"failures", failures},
+          {"unavailable_allocators", Json::array()}};
+}
 
 Json fixture_raw_run(const FixtureSpec& spec) {
   std::vector<std::string> allocators(kAllocators.begin(),

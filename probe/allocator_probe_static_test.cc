@@ -5,7 +5,7 @@
 
 #include <filesystem>
 
-#include "allocator_probe.h"
+#include "probe/allocator_probe.h"
 
 namespace heapscope::probe {
 namespace {

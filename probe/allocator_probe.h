@@ -1,6 +1,6 @@
 // The ownership probe: from inside a running process, which shared object really serves
 // malloc, free, realloc and calloc. A campaign child links this and refuses to run when the
-// answer is not the allocator it was asked to measure (spec harness.md §1).
+// answer is not the allocator it was asked to measure.
 //
 // Deliberately small and dependency-free (libc + libdl) so any child can link it.
 #pragma once

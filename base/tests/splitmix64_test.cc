@@ -1,4 +1,4 @@
-#include "stats/splitmix64.h"
+#include "base/splitmix64.h"
 
 #include <gtest/gtest.h>
 
@@ -8,9 +8,9 @@
 #include <cstdint>
 #include <vector>
 
-#include "stats/fnv1a.h"
+#include "base/fnv1a.h"
 
-namespace hs = heapscope::stats;
+namespace hs = heapscope::base;
 
 // Published reference outputs of splitmix64 seeded with 1234567 (Vigna's splitmix64.c),
 // re-derived by hand from the definition in the header.

@@ -14,11 +14,11 @@
 #include <atomic>
 #include <cstddef>
 
-#include "common.h"
+#include "core/common.h"
 #include "heapscope/heapscope.h"
 #include "heapscope/profile.h"
-#include "size_class.h"
-#include "slice_map.h"
+#include "core/size_class.h"
+#include "core/slice_map.h"
 
 namespace heapscope {
 

@@ -11,7 +11,7 @@
 
 #include <atomic>
 
-#include "alloc_inline.h"
+#include "core/alloc_inline.h"
 #include "heapscope/profile.h"
 
 namespace heapscope::prof {

@@ -4,7 +4,7 @@
 // which is what makes aligned allocation on slice-aligned pages come for free.
 #pragma once
 
-#include "common.h"
+#include "core/common.h"
 
 namespace heapscope {
 

@@ -7,7 +7,7 @@
 //        └─ free_generic ─> huge | full-page | checked | remote push (+ hint)
 #include <string.h>
 
-#include "alloc_inline.h"
+#include "core/alloc_inline.h"
 #include "internal.h"
 #include "platform/platform.h"
 

@@ -6,13 +6,19 @@
 //   free(p): segment map says "ours" -> page = segment->pages[slice] -> owner thread and no
 //            page flags -> push onto page->free (LIFO: the next malloc of the class reuses
 //            the block just freed, still in cache); retire the page if it became empty.
-// Everything else tail-calls a named slow path in heap.cc.
+// Everything else tail-calls a named slow path (malloc_generic.cc, free.cc).
 #pragma once
 
 #include <errno.h>
 #include <string.h>
 
-#include "internal.h"
+#include "core/heap.h"
+#include "core/huge.h"
+#include "core/page.h"
+#include "core/page_queue.h"
+#include "core/profiler_hooks.h"
+#include "core/segment.h"
+#include "core/thread.h"
 #include "platform/platform.h"
 
 namespace heapscope {

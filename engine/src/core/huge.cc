@@ -2,9 +2,18 @@
 // thread. Freed mappings wait in a small process-wide cache for a short time, so programs
 // that repeatedly allocate multi-megabyte buffers do not fault fresh pages in every time;
 // the cache is bounded in bytes and entries expire after ten purge delays.
+#include "core/huge.h"
+
 #include <string.h>
 
-#include "internal.h"
+#include "core/heap.h"
+#include "core/options.h"
+#include "core/page.h"
+#include "core/profiler_hooks.h"
+#include "core/segment.h"
+#include "core/spin_lock.h"
+#include "core/stats.h"
+#include "core/thread.h"
 #include "platform/platform.h"
 
 namespace heapscope {

@@ -2,9 +2,19 @@
 // A slice bitmap per segment (slice_map.h) tracks free slices, another the free slices that
 // may still be resident, purged back to the OS after the purge delay. The segment map answers "is
 // this pointer ours" in O(1) for any address.
+#include "core/segment.h"
+
 #include <string.h>
 
-#include "internal.h"
+#include "core/heap.h"
+#include "core/huge.h"
+#include "core/options.h"
+#include "core/page.h"
+#include "core/page_queue.h"
+#include "core/profiler_hooks.h"
+#include "core/spin_lock.h"
+#include "core/stats.h"
+#include "core/thread.h"
 #include "platform/platform.h"
 
 namespace heapscope {

@@ -1,8 +1,16 @@
 // Statistics: exact counters per heap (owner-written, see OwnerCounter), process-wide
 // atomics for slow-path events, and a printer that formats into a stack buffer.
+#include "core/stats.h"
+
 #include <string.h>
 
-#include "internal.h"
+#include "core/heap.h"
+#include "core/huge.h"
+#include "core/options.h"
+#include "core/profiler_hooks.h"
+#include "core/segment.h"
+#include "core/spin_lock.h"
+#include "core/thread.h"
 #include "platform/platform.h"
 
 namespace heapscope {

@@ -13,6 +13,7 @@
 
 #include "core/alloc_inline.h"
 #include "heapscope/profile.h"
+#include "internal.h"
 
 namespace heapscope::prof {
 

@@ -151,7 +151,7 @@ void* huge_alloc(Heap* heap, size_t size, size_t alignment, bool zero) {
   }
   Page* huge = &segment->pages[0];
   page_init_owner(huge, 0, kPageHuge);
-  huge->sampled_count = 0;
+  page_reset_samples(huge);
   huge->block_size = segment->mapped_size - offset;
   huge->area = reinterpret_cast<uint8_t*>(segment) + offset;
   huge->used = 1;

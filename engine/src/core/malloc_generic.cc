@@ -67,7 +67,7 @@ HS_TEXT HS_NOINLINE void* malloc_sampled(Heap* heap, size_t size) {
     if (Block* block = page_ready_block(page)) return page_pop_charged(heap, page, block, size);
   }
   void* p = nullptr;
-  if (sample && size <= kSampleOwnPageMaxSize && heap->prof_interval >= kSampleOwnPageMinInterval) {
+  if (sample && sample_wants_own_page(heap, size)) {
     // A live sample flags its page, sending every free into that page off the fast path
     // for as long as it lives: on a page of its own it flags nothing else. The page costs
     // a slice of address space and an OS page of memory per live sample, so only at
@@ -108,7 +108,7 @@ HS_TEXT HS_NOINLINE void* malloc_generic(Heap* heap, size_t size, bool count_sam
     return nullptr;
   }
 #if HS_PROFILER
-  if (count_sample && HS_UNLIKELY((heap->sample_countdown -= static_cast<int64_t>(size)) < 0) &&
+  if (count_sample && HS_UNLIKELY(countdown_charge(heap, size)) &&
       sample_countdown_expired(heap, size)) {
     // A tail call would lose this frame's return address, which the stack walk needs.
     void* p = malloc_generic(heap, size, false);

@@ -87,18 +87,6 @@ HS_ALWAYS_INLINE bool page_holds_one_block(const Page* page) {
   return (page_flags(page) & (kPageHuge | kPageLarge)) != 0;
 }
 
-// Whether the block at p (on a normal page) is a live profiler sample: its bit in the page's
-// sample bitmap. Stable while the caller owns the block: only its allocation sets the bit.
-HS_ALWAYS_INLINE bool page_block_is_sample(const Page* page, const void* p) {
-  const uint64_t* bitmap = page->sample_bits.load(std::memory_order_acquire);
-  if (bitmap == nullptr) return false;
-  // Pages span at most kLargeMax bytes: a 32-bit divide, cheaper than a 64-bit one.
-  static_assert(kLargeMax <= UINT32_MAX);
-  uint32_t offset = static_cast<uint32_t>(static_cast<const uint8_t*>(p) - page->area);
-  size_t bit = offset / static_cast<uint32_t>(page->block_size);
-  return (__atomic_load_n(&bitmap[bit / 64], __ATOMIC_ACQUIRE) & (uint64_t{1} << (bit % 64))) != 0;
-}
-
 // Sets the owner, keeping the flags (which another thread may be changing meanwhile).
 inline void page_set_owner(Page* page, uintptr_t tid, std::memory_order order) {
   uintptr_t word = page->owner_word.load(std::memory_order_relaxed);

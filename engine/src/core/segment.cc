@@ -210,9 +210,7 @@ void span_free(ThreadData* td, Page* page, bool allow_release) {
   Segment* segment = reinterpret_cast<Segment*>(reinterpret_cast<uintptr_t>(page) & ~kSegmentMask);
   size_t first = static_cast<size_t>(page - segment->pages);
   size_t count = page->slice_count;
-#if HS_PROFILER
-  if (page->sample_bits.load(std::memory_order_relaxed) != nullptr) prof_page_release(page);
-#endif
+  prof_on_span_free(page);
   Heap* heap = page->heap;
   if (heap != nullptr && heap->kept_large == page) heap->kept_large = nullptr;
   for (size_t j = 0; j < count; ++j) {
@@ -220,7 +218,7 @@ void span_free(ThreadData* td, Page* page, bool allow_release) {
     slice->free = slice->local_free = nullptr;
     slice->used = slice->capacity = slice->reserved = 0;
     slice->keep_bias = 0;
-    slice->sampled_count = 0;
+    page_reset_samples(slice);
     slice->bin = 0;
     slice->slice_count = 0;
     slice->slice_back = 0;

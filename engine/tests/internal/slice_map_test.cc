@@ -1,4 +1,4 @@
-// SliceMap (engine/src/slice_map.h) against a std::bitset model: random sets, every run
+// SliceMap (engine/src/core/slice_map.h) against a std::bitset model: random sets, every run
 // length, runs that cross word boundaries.
 #include "core/slice_map.h"
 

@@ -3,7 +3,7 @@
 // PT_LOAD, the layout every pprof reader symbolizes correctly (pprof-formats.md §4.3).
 #include "profiler/modules.h"
 
-#include "common.h"
+#include "core/common.h"
 
 #if HS_PROFILER
 

@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "common.h"
+#include "core/common.h"
 
 namespace heapscope {
 

@@ -5,7 +5,7 @@
 #include <dlfcn.h>
 #include <pthread.h>
 
-#include "alloc_inline.h"
+#include "core/alloc_inline.h"
 
 using namespace heapscope;
 

@@ -1,8 +1,16 @@
 // Statistics: exact counters per heap (owner-written, see OwnerCounter), process-wide
 // atomics for slow-path events, and a printer that formats into a stack buffer.
+#include "core/stats.h"
+
 #include <string.h>
 
-#include "internal.h"
+#include "core/heap.h"
+#include "core/huge.h"
+#include "core/options.h"
+#include "core/profiler_hooks.h"
+#include "core/segment.h"
+#include "core/spin_lock.h"
+#include "core/thread.h"
 #include "platform/platform.h"
 
 namespace heapscope {
@@ -13,10 +21,7 @@ GlobalCounters g_counters;
 __attribute__((no_sanitize("thread"))) uint64_t heap_requested_bytes(const Heap* heap) {
   uint64_t requested = heap->counters.requested_bytes.get();
 #if HS_PROFILER
-  int64_t armed = *static_cast<const volatile int64_t*>(&heap->countdown_armed);
-  int64_t countdown = *static_cast<const volatile int64_t*>(&heap->sample_countdown);
-  requested += *static_cast<const volatile uint64_t*>(&heap->requested_folded) +
-               static_cast<uint64_t>(armed - countdown);
+  requested += countdown_requested_bytes(heap);
 #endif
   return requested;
 }

@@ -6,13 +6,19 @@
 //   free(p): segment map says "ours" -> page = segment->pages[slice] -> owner thread and no
 //            page flags -> push onto page->free (LIFO: the next malloc of the class reuses
 //            the block just freed, still in cache); retire the page if it became empty.
-// Everything else tail-calls a named slow path in heap.cc.
+// Everything else tail-calls a named slow path (malloc_generic.cc, free.cc).
 #pragma once
 
 #include <errno.h>
 #include <string.h>
 
-#include "internal.h"
+#include "core/heap.h"
+#include "core/huge.h"
+#include "core/page.h"
+#include "core/page_queue.h"
+#include "core/profiler_hooks.h"
+#include "core/segment.h"
+#include "core/thread.h"
 #include "platform/platform.h"
 
 namespace heapscope {
@@ -35,7 +41,7 @@ HS_ALWAYS_INLINE void* page_pop_charged(Heap* heap, Page* page, Block* block, si
 HS_ALWAYS_INLINE void* page_pop(Heap* heap, Page* page, Block* block, size_t size) {
 #if HS_PROFILER
   // The profiler's only fast-path cost: one subtract and a well-predicted branch.
-  if (HS_UNLIKELY((heap->sample_countdown -= static_cast<int64_t>(size)) < 0)) {
+  if (HS_UNLIKELY(countdown_charge(heap, size))) {
     return malloc_sampled(heap, size);
   }
 #endif
@@ -173,7 +179,7 @@ inline size_t usable_size_impl(const void* p) {
 // countdown here, after the fact.
 HS_ALWAYS_INLINE void* charge_sample(Heap* heap, void* p, size_t size) {
 #if HS_PROFILER
-  if (p != nullptr && HS_UNLIKELY((heap->sample_countdown -= static_cast<int64_t>(size)) < 0) &&
+  if (p != nullptr && HS_UNLIKELY(countdown_charge(heap, size)) &&
       sample_countdown_expired(heap, size)) {
     record_sample(heap, p, size);
   }
@@ -201,10 +207,7 @@ HS_ALWAYS_INLINE void note_resize_in_place(void* p, size_t new_size) {
 // was asked for. Only a sample pays the lookup (record_sample remembers its block).
 HS_ALWAYS_INLINE void note_sampled_request(Heap* heap, void* p, size_t size) {
 #if HS_PROFILER
-  if (HS_UNLIKELY(heap->prof_last_sample == p)) {
-    heap->prof_last_sample = nullptr;
-    sampled_set_requested(page_of(p), p, size);
-  }
+  if (HS_UNLIKELY(take_last_sample(heap, p))) sampled_set_requested(page_of(p), p, size);
 #else
   (void)heap;
   (void)p;

@@ -1,8 +1,11 @@
 // The options table: one row per option (name, default, meaning). Each option is read from
 // HEAPSCOPE_<NAME> (upper-cased) at start-up and can be changed with hs_option_set.
+#include "core/options.h"
+
 #include <atomic>
 
-#include "internal.h"
+#include "core/stats.h"
+#include "core/thread.h"
 #include "platform/platform.h"
 
 namespace heapscope {

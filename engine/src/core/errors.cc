@@ -3,7 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "core/common.h"
+#include "core/options.h"
 #include "platform/platform.h"
 
 namespace heapscope {

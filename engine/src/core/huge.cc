@@ -2,9 +2,18 @@
 // thread. Freed mappings wait in a small process-wide cache for a short time, so programs
 // that repeatedly allocate multi-megabyte buffers do not fault fresh pages in every time;
 // the cache is bounded in bytes and entries expire after ten purge delays.
+#include "core/huge.h"
+
 #include <string.h>
 
-#include "internal.h"
+#include "core/heap.h"
+#include "core/options.h"
+#include "core/page.h"
+#include "core/profiler_hooks.h"
+#include "core/segment.h"
+#include "core/spin_lock.h"
+#include "core/stats.h"
+#include "core/thread.h"
 #include "platform/platform.h"
 
 namespace heapscope {
@@ -142,7 +151,7 @@ void* huge_alloc(Heap* heap, size_t size, size_t alignment, bool zero) {
   }
   Page* huge = &segment->pages[0];
   page_init_owner(huge, 0, kPageHuge);
-  huge->sampled_count = 0;
+  page_reset_samples(huge);
   huge->block_size = segment->mapped_size - offset;
   huge->area = reinterpret_cast<uint8_t*>(segment) + offset;
   huge->used = 1;

@@ -5,7 +5,12 @@
 // slow-path frees and collected remote ones, and `thread_free` (atomic) takes other threads'
 // frees. The owner merges the latter two into `free` only when `free` runs dry, so remote
 // freers never touch the lists the owner's fast paths use.
-#include "internal.h"
+#include "core/page.h"
+
+#include "core/heap.h"
+#include "core/options.h"
+#include "core/segment.h"
+#include "core/stats.h"
 
 namespace heapscope {
 

@@ -47,7 +47,8 @@ inline constexpr size_t kMediumPageSlices = 8;
 // slice of its own, where it can keep growing without copies (at most 2x the address space).
 inline constexpr size_t kGrowthSpanMin = 32 * 1024;
 // From this mean sample interval up, a sampled block of up to kSampleOwnPageMaxSize gets a page
-// of its own (heap.cc, malloc_sampled): at most 4 KiB of extra memory per 64 KiB allocated.
+// of its own (malloc_generic.cc, malloc_sampled): at most 4 KiB of extra memory per 64 KiB
+// allocated.
 inline constexpr size_t kSampleOwnPageMinInterval = 64 * 1024;
 inline constexpr size_t kSampleOwnPageMaxSize = 512;
 inline constexpr size_t kLargeMax = 16 * 1024 * 1024;   // beyond this: a dedicated mapping

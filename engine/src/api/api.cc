@@ -1,6 +1,6 @@
 // The hs_* entry points: thin wrappers over the inlined fast paths with the C library's
 // argument checks and errno rules.
-#include "alloc_inline.h"
+#include "core/alloc_inline.h"
 
 using namespace heapscope;
 

@@ -2,7 +2,7 @@
 // retries; with no handler it throws std::bad_alloc (nothrow forms return nullptr).
 #include <new>
 
-#include "alloc_inline.h"
+#include "core/alloc_inline.h"
 
 using namespace heapscope;
 

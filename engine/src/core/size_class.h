@@ -4,7 +4,7 @@
 // which is what makes aligned allocation on slice-aligned pages come for free.
 #pragma once
 
-#include "common.h"
+#include "core/common.h"
 
 namespace heapscope {
 
@@ -38,7 +38,7 @@ static_assert(bin_of(256) == 12 && bin_block_size(12) == 256 && bin_of(257) == 1
 static_assert(bin_of(kLargeMax) == kBinCount - 1 && bin_block_size(kBinCount - 1) == kLargeMax);
 static_assert(bin_page_slices(kBinCount - 1) == 256);
 
-// The direct tables (heap.cc direct_update) rely on this: the small table ends on a class
+// The direct tables (page_queue.h, direct_update) rely on this: the small table ends on a class
 // boundary, and every class served by the medium table is a multiple of its step.
 constexpr bool medium_classes_fit_direct_step() {
   if (bin_block_size(bin_of(kSmallDirectMax)) != kSmallDirectMax) return false;

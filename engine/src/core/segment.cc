@@ -2,9 +2,19 @@
 // A slice bitmap per segment (slice_map.h) tracks free slices, another the free slices that
 // may still be resident, purged back to the OS after the purge delay. The segment map answers "is
 // this pointer ours" in O(1) for any address.
+#include "core/segment.h"
+
 #include <string.h>
 
-#include "internal.h"
+#include "core/heap.h"
+#include "core/huge.h"
+#include "core/options.h"
+#include "core/page.h"
+#include "core/page_queue.h"
+#include "core/profiler_hooks.h"
+#include "core/spin_lock.h"
+#include "core/stats.h"
+#include "core/thread.h"
 #include "platform/platform.h"
 
 namespace heapscope {
@@ -200,9 +210,7 @@ void span_free(ThreadData* td, Page* page, bool allow_release) {
   Segment* segment = reinterpret_cast<Segment*>(reinterpret_cast<uintptr_t>(page) & ~kSegmentMask);
   size_t first = static_cast<size_t>(page - segment->pages);
   size_t count = page->slice_count;
-#if HS_PROFILER
-  if (page->sample_bits.load(std::memory_order_relaxed) != nullptr) prof_page_release(page);
-#endif
+  prof_on_span_free(page);
   Heap* heap = page->heap;
   if (heap != nullptr && heap->kept_large == page) heap->kept_large = nullptr;
   for (size_t j = 0; j < count; ++j) {
@@ -210,7 +218,7 @@ void span_free(ThreadData* td, Page* page, bool allow_release) {
     slice->free = slice->local_free = nullptr;
     slice->used = slice->capacity = slice->reserved = 0;
     slice->keep_bias = 0;
-    slice->sampled_count = 0;
+    page_reset_samples(slice);
     slice->bin = 0;
     slice->slice_count = 0;
     slice->slice_back = 0;

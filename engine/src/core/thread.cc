@@ -1,9 +1,19 @@
 // Process and thread life cycle: one-time initialization, per-thread heaps (created on the
 // first allocation, torn down by a thread-exit key), abandonment of an exited thread's
 // segments and their reclamation by live threads, the heap-struct pool, and fork safety.
+#include "core/thread.h"
+
 #include <new>
 
-#include "internal.h"
+#include "core/heap.h"
+#include "core/huge.h"
+#include "core/options.h"
+#include "core/page.h"
+#include "core/page_queue.h"
+#include "core/profiler_hooks.h"
+#include "core/segment.h"
+#include "core/spin_lock.h"
+#include "core/stats.h"
 #include "platform/platform.h"
 
 namespace heapscope {

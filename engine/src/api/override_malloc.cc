@@ -2,7 +2,7 @@
 // shell over the same inlined fast paths as the hs_* API.
 #include <malloc.h>
 
-#include "alloc_inline.h"
+#include "core/alloc_inline.h"
 
 using namespace heapscope;
 

@@ -10,8 +10,8 @@
 #include <filesystem>
 #include <thread>
 
-#include "campaign_test_util.h"
-#include "sample_runner.h"
+#include "harness/campaign/sample_runner.h"
+#include "harness/tests/campaign_test_util.h"
 
 extern char** environ;
 

@@ -10,8 +10,8 @@
 #include <filesystem>
 #include <map>
 
-#include "campaign_test_util.h"
 #include "fixture_campaign.h"
+#include "harness/tests/campaign_test_util.h"
 #include "manifest.h"
 #include "sha256.h"
 

@@ -43,14 +43,8 @@ void print_table(const std::vector<AllocatorInfo>& infos) {
 }
 
 int run_allocators(const AllocatorsOptions& options) {
-  std::vector<AllocatorSpec> specs;
-  try {
-    specs = registry_specs({engine_libraries(), options.user_allocators});
-    if (!options.only.empty()) specs = select_allocators(specs, options.only);
-  } catch (const RegistryError& e) {
-    std::cerr << "hsbench allocators: " << e.what() << "\n";
-    return kExitUsage;
-  }
+  std::vector<AllocatorSpec> specs = registry_specs({engine_libraries(), options.user_allocators});
+  if (!options.only.empty()) specs = select_allocators(specs, options.only);
   std::vector<AllocatorInfo> infos;
   infos.reserve(specs.size());
   for (const AllocatorSpec& spec : specs) infos.push_back(inspect_allocator(spec, self_probe()));

@@ -36,48 +36,31 @@ std::string default_out(const AppSpec& spec) {
 
 int run_app(AppOptions& o) {
   if (o.seed_given) o.spec.seed = o.seed;
-  AppCampaign c;
-  try {
-    c = prepare_app_campaign(o.spec);
-  } catch (const CampaignError& e) {
-    std::cerr << "hsbench app: " << e.what() << "\n";
-    return kExitUsage;
-  } catch (const RegistryError& e) {
-    std::cerr << "hsbench app: " << e.what() << "\n";
-    return kExitUsage;
-  }
+  const AppCampaign c = prepare_app_campaign(o.spec);
   const std::string out = o.out.empty() ? default_out(c.spec) : o.out;
   Json raw = new_app_raw_run(c);
   RawRunWriter writer(out);
-  try {
-    if (c.probe.blocked && !c.spec.force) {
-      raw["complete"] = true;  // nothing is to be run: the probe's findings are the result
-      writer.save(raw);
-      std::cout << "hsbench app: no allocator comparison for " << c.executable << ":\n";
-      for (const std::string& p : c.probe.problems) std::cout << "  " << p << "\n";
-      std::cout << "(probe findings recorded in " << out << "; pass --force to measure anyway)\n";
-      return kExitFailure;
-    }
-    if (c.probe.blocked) {
-      std::cerr << "hsbench app: --force: measuring although the probe found the comparison "
-                   "meaningless\n";
-    }
-    std::cerr << "hsbench app: " << c.workload << ", seed " << hex64(c.seed) << ", "
-              << c.active.size() << " allocators x " << c.spec.blocks << " blocks (+"
-              << c.spec.warmup << " warmup each), baseline " << c.baseline << " -> " << out << "\n";
+  if (c.probe.blocked && !c.spec.force) {
+    raw["complete"] = true;  // nothing is to be run: the probe's findings are the result
     writer.save(raw);
-    const AppExecResult r = run_app_campaign(c, raw, writer);
-    std::cerr << "hsbench app: " << r.ran << " samples run, " << r.failed << " failed; recorded in "
-              << out << "\n";
-    if (r.interrupted) {
-      std::cerr << "hsbench app: interrupted; the samples so far are in " << out << "\n";
-      return 130;
-    }
-    print_app_report(std::cout, summarize_app_run(raw, ""));
-  } catch (const RawRunError& e) {
-    std::cerr << "hsbench app: " << e.what() << "\n";
+    std::cout << "hsbench app: no allocator comparison for " << c.executable << ":\n";
+    for (const std::string& p : c.probe.problems) std::cout << "  " << p << "\n";
+    std::cout << "(probe findings recorded in " << out << "; pass --force to measure anyway)\n";
     return kExitFailure;
   }
+  if (c.probe.blocked) {
+    std::cerr << "hsbench app: --force: measuring although the probe found the comparison "
+                 "meaningless\n";
+  }
+  std::cerr << "hsbench app: " << c.workload << ", seed " << hex64(c.seed) << ", "
+            << c.active.size() << " allocators x " << c.spec.blocks << " blocks (+" << c.spec.warmup
+            << " warmup each), baseline " << c.baseline << " -> " << out << "\n";
+  writer.save(raw);
+  const AppExecResult r = run_app_campaign(c, raw, writer);
+  std::cerr << "hsbench app: " << r.ran << " samples run, " << r.failed << " failed; recorded in "
+            << out << "\n";
+  if (r.interrupted) throw Interrupted("interrupted; the samples so far are in " + out);
+  print_app_report(std::cout, summarize_app_run(raw, ""));
   return kExitOk;
 }
 

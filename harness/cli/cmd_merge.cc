@@ -17,18 +17,13 @@ struct MergeOptions {
 };
 
 int run_merge(const MergeOptions& o) {
-  try {
-    std::vector<Json> results;
-    for (const std::string& path : o.results) results.push_back(load_raw_run(path));
-    const Json merged = merge_results(results, o.results);
-    write_json_atomic(o.out, merged);
-    std::cerr << "hsbench merge: " << results.size() << " results, " << merged["samples"].size()
-              << " samples -> " << o.out << (merged["complete"] == true ? "" : " (incomplete)")
-              << "\n";
-  } catch (const RawRunError& e) {
-    std::cerr << "hsbench merge: " << e.what() << "\n";
-    return kExitFailure;
-  }
+  std::vector<Json> results;
+  for (const std::string& path : o.results) results.push_back(load_raw_run(path));
+  const Json merged = merge_results(results, o.results);
+  write_json_atomic(o.out, merged);
+  std::cerr << "hsbench merge: " << results.size() << " results, " << merged["samples"].size()
+            << " samples -> " << o.out << (merged["complete"] == true ? "" : " (incomplete)")
+            << "\n";
   return kExitOk;
 }
 

@@ -31,43 +31,29 @@ struct PlanOptions {
 int run_plan(const PlanOptions& o) {
   std::error_code ec;
   std::filesystem::create_directories(o.out, ec);
-  if (ec) {
-    std::cerr << "hsbench plan: cannot create " << o.out << ": " << ec.message() << "\n";
-    return kExitFailure;
-  }
-  try {
-    for (const std::string& name : o.campaigns) {
-      CampaignSpec spec = load_campaign(name);
-      if (!o.allocators.empty()) spec.allocators = o.allocators;
-      for (const auto& u : o.user_allocators) spec.user_allocators.push_back(u);
-      if (o.seed_given) spec.seed = o.seed;
-      if (o.ops > 0) spec.fixed_ops = o.ops;
-      if (o.blocks > 0) spec.blocks = o.blocks;
-      const ResolvedCampaign c = resolve_campaign(spec);
-      Json planned = new_raw_run(c);
-      RawRunWriter no_file("");
-      ensure_calibration(c, planned, no_file);
-      ensure_orders(c, planned);
-      const std::string stem = std::filesystem::path(name).stem().string();
-      for (unsigned b = 0; b < c.spec.blocks; ++b) {
-        char file[64];
-        std::snprintf(file, sizeof file, "-block-%04u.json", b);
-        const std::string path = (std::filesystem::path(o.out) / (stem + file)).string();
-        write_json_atomic(path, block_job(planned, b));
-        std::cout << path << "\n";
-      }
-      std::cerr << "hsbench plan: " << name << ": " << c.spec.blocks << " block jobs in " << o.out
-                << " (seed " << hex64(c.seed) << ")\n";
+  if (ec) throw Failure("cannot create " + o.out + ": " + ec.message());
+  for (const std::string& name : o.campaigns) {
+    CampaignSpec spec = load_campaign(name);
+    if (!o.allocators.empty()) spec.allocators = o.allocators;
+    for (const auto& u : o.user_allocators) spec.user_allocators.push_back(u);
+    if (o.seed_given) spec.seed = o.seed;
+    if (o.ops > 0) spec.fixed_ops = o.ops;
+    if (o.blocks > 0) spec.blocks = o.blocks;
+    const ResolvedCampaign c = resolve_campaign(spec);
+    Json planned = new_raw_run(c);
+    RawRunWriter no_file("");
+    ensure_calibration(c, planned, no_file);
+    ensure_orders(c, planned);
+    const std::string stem = std::filesystem::path(name).stem().string();
+    for (unsigned b = 0; b < c.spec.blocks; ++b) {
+      char file[64];
+      std::snprintf(file, sizeof file, "-block-%04u.json", b);
+      const std::string path = (std::filesystem::path(o.out) / (stem + file)).string();
+      write_json_atomic(path, block_job(planned, b));
+      std::cout << path << "\n";
     }
-  } catch (const CampaignError& e) {
-    std::cerr << "hsbench plan: " << e.what() << "\n";
-    return kExitUsage;
-  } catch (const RegistryError& e) {
-    std::cerr << "hsbench plan: " << e.what() << "\n";
-    return kExitUsage;
-  } catch (const RawRunError& e) {
-    std::cerr << "hsbench plan: " << e.what() << "\n";
-    return kExitFailure;
+    std::cerr << "hsbench plan: " << name << ": " << c.spec.blocks << " block jobs in " << o.out
+              << " (seed " << hex64(c.seed) << ")\n";
   }
   return kExitOk;
 }

@@ -69,11 +69,9 @@ int run_publish(const PublishOptions& o) {
               << " --digest " << r.manifest_sha256 << ")\n"
               << "site: " << o.out << "/index.html\n";
   } catch (const site::SiteError& e) {
-    std::cerr << "hsbench publish: " << e.what() << "\nhsbench publish: nothing was written\n";
-    return kExitFailure;
+    throw Failure(std::string(e.what()) + "\nhsbench publish: nothing was written");
   } catch (const std::filesystem::filesystem_error& e) {
-    std::cerr << "hsbench publish: " << e.what() << "\n";
-    return kExitFailure;
+    throw Failure(e.what());
   }
   return kExitOk;
 }

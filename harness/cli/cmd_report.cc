@@ -18,15 +18,10 @@ struct ReportOptions {
 };
 
 int run_report(const ReportOptions& o) {
-  try {
-    const Json raw = load_raw_run(o.raw);
-    const Json summary = summarize_raw_run(raw, o.baseline);
-    print_report(std::cout, summary);
-    if (!o.summary_out.empty()) write_json_atomic(o.summary_out, summary);
-  } catch (const RawRunError& e) {
-    std::cerr << "hsbench report: " << e.what() << "\n";
-    return kExitFailure;
-  }
+  const Json raw = load_raw_run(o.raw);
+  const Json summary = summarize_raw_run(raw, o.baseline);
+  print_report(std::cout, summary);
+  if (!o.summary_out.empty()) write_json_atomic(o.summary_out, summary);
   return kExitOk;
 }
 

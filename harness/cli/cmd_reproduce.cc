@@ -91,26 +91,17 @@ int reproduce_app_sample(const Json& raw, const Json& s, double timeout) {
 }
 
 int run_reproduce(const ReproduceOptions& o) {
-  Json raw;
-  try {
-    raw = load_raw_run(o.raw);
-  } catch (const RawRunError& e) {
-    std::cerr << "hsbench reproduce: " << e.what() << "\n";
-    return kExitFailure;
-  }
+  const Json raw = load_raw_run(o.raw);
   const Json* s = find_sample(raw, o.id);
   if (s == nullptr) {
-    std::cerr << "hsbench reproduce: no sample '" << o.id << "' in " << o.raw
-              << " (ids look like <workload>/t<threads>/b<block>/<allocator>)\n";
-    return kExitUsage;
+    throw UsageError("no sample '" + o.id + "' in " + o.raw +
+                     " (ids look like <workload>/t<threads>/b<block>/<allocator>)");
   }
   if (is_app_run(raw)) return reproduce_app_sample(raw, *s, o.timeout);
   const auto argv = (*s)["argv"].get<std::vector<std::string>>();
   const auto env = (*s)["env"].get<std::vector<std::string>>();
   if (argv.empty()) {
-    std::cerr << "hsbench reproduce: sample '" << o.id << "' never ran ("
-              << (*s)["failure"].value("reason", "") << ")\n";
-    return kExitFailure;
+    throw Failure("sample '" + o.id + "' never ran (" + (*s)["failure"].value("reason", "") + ")");
   }
   double timeout = o.timeout;
   if (timeout <= 0) timeout = raw["campaign"].value("timeout_seconds", 60.0);

@@ -56,13 +56,12 @@ int run_campaign(const RunOptions& o) {
   const bool exists = std::filesystem::exists(out, ec);
   Json raw;
   ResolvedCampaign c;
-  try {
-    if (o.resume && exists) {
-      if (o.shaped) {
-        std::cerr << "hsbench run: --resume takes the campaign from " << out
-                  << "; do not combine it with options that change the campaign\n";
-        return kExitUsage;
-      }
+  if (o.resume && exists) {
+    if (o.shaped) {
+      throw UsageError("--resume takes the campaign from " + out +
+                       "; do not combine it with options that change the campaign");
+    }
+    try {
       raw = load_raw_run(out);
       c = resolve_campaign(campaign_from_json(raw["campaign"]));
       check_same_campaign(raw, c, out);
@@ -72,24 +71,15 @@ int run_campaign(const RunOptions& o) {
       if (!known_host) raw["hosts"].push_back(host_info());
       std::cerr << "hsbench run: resuming " << out << " (" << raw["samples"].size()
                 << " samples recorded)\n";
-    } else {
-      if (exists) {
-        std::cerr << "hsbench run: " << out
-                  << " exists; pass --resume to continue it, or choose another --out\n";
-        return kExitFailure;
-      }
-      c = resolve_campaign(campaign_from_options(o));
-      raw = new_raw_run(c);
+    } catch (const RawRunError& e) {
+      throw Failure(std::string("cannot resume: ") + e.what() + " (file left unchanged)");
     }
-  } catch (const CampaignError& e) {
-    std::cerr << "hsbench run: " << e.what() << "\n";
-    return kExitUsage;
-  } catch (const RegistryError& e) {
-    std::cerr << "hsbench run: " << e.what() << "\n";
-    return kExitUsage;
-  } catch (const RawRunError& e) {
-    std::cerr << "hsbench run: cannot resume: " << e.what() << " (file left unchanged)\n";
-    return kExitFailure;
+  } else {
+    if (exists) {
+      throw Failure(out + " exists; pass --resume to continue it, or choose another --out");
+    }
+    c = resolve_campaign(campaign_from_options(o));
+    raw = new_raw_run(c);
   }
   std::cerr << "hsbench run: campaign " << c.spec.name << ", seed " << hex64(c.seed) << ", "
             << c.spec.workloads.size() << " workloads x " << c.spec.threads.size()
@@ -97,21 +87,14 @@ int run_campaign(const RunOptions& o) {
             << " blocks, baseline " << c.baseline << " -> " << out << "\n";
 
   RawRunWriter writer(out);
-  try {
-    writer.save(raw);
-    ensure_calibration(c, raw, writer);
-    ensure_orders(c, raw);
-    const ExecuteResult r = execute_samples(c, raw, writer);
-    std::cerr << "hsbench run: " << r.ran << " samples run, " << r.failed << " failed; "
-              << raw["samples"].size() << " recorded in " << out << "\n";
-    if (r.interrupted) {
-      std::cerr << "hsbench run: interrupted; continue with: hsbench run --resume --out " << out
-                << "\n";
-      return 130;
-    }
-  } catch (const RawRunError& e) {
-    std::cerr << "hsbench run: " << e.what() << "\n";
-    return kExitFailure;
+  writer.save(raw);
+  ensure_calibration(c, raw, writer);
+  ensure_orders(c, raw);
+  const ExecuteResult r = execute_samples(c, raw, writer);
+  std::cerr << "hsbench run: " << r.ran << " samples run, " << r.failed << " failed; "
+            << raw["samples"].size() << " recorded in " << out << "\n";
+  if (r.interrupted) {
+    throw Interrupted("interrupted; continue with: hsbench run --resume --out " + out);
   }
   print_report(std::cout, summarize_raw_run(raw, ""));
   return kExitOk;

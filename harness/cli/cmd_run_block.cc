@@ -20,36 +20,18 @@ struct RunBlockOptions {
 };
 
 int run_block(const RunBlockOptions& o) {
-  Json raw;
-  ResolvedCampaign c;
-  try {
-    std::error_code ec;
-    const bool partial = std::filesystem::exists(o.out, ec);
-    raw = load_raw_run(partial ? o.out : o.job);
-    if (!raw.contains("job")) throw RawRunError((partial ? o.out : o.job) + ": not a block job");
-    c = resolve_campaign(campaign_from_json(raw["campaign"]));
-    check_same_campaign(raw, c, o.job);
-    if (!partial) raw["hosts"] = Json::array({host_info()});
-  } catch (const CampaignError& e) {
-    std::cerr << "hsbench run-block: " << e.what() << "\n";
-    return kExitUsage;
-  } catch (const RegistryError& e) {
-    std::cerr << "hsbench run-block: " << e.what() << "\n";
-    return kExitUsage;
-  } catch (const RawRunError& e) {
-    std::cerr << "hsbench run-block: " << e.what() << "\n";
-    return kExitFailure;
-  }
-  try {
-    RawRunWriter writer(o.out);
-    const ExecuteResult r = execute_samples(c, raw, writer);
-    std::cerr << "hsbench run-block: block " << raw["job"]["block"] << ": " << r.ran
-              << " samples run, " << r.failed << " failed -> " << o.out << "\n";
-    if (r.interrupted) return 130;
-  } catch (const RawRunError& e) {
-    std::cerr << "hsbench run-block: " << e.what() << "\n";
-    return kExitFailure;
-  }
+  std::error_code ec;
+  const bool partial = std::filesystem::exists(o.out, ec);
+  Json raw = load_raw_run(partial ? o.out : o.job);
+  if (!raw.contains("job")) throw RawRunError((partial ? o.out : o.job) + ": not a block job");
+  const ResolvedCampaign c = resolve_campaign(campaign_from_json(raw["campaign"]));
+  check_same_campaign(raw, c, o.job);
+  if (!partial) raw["hosts"] = Json::array({host_info()});
+  RawRunWriter writer(o.out);
+  const ExecuteResult r = execute_samples(c, raw, writer);
+  std::cerr << "hsbench run-block: block " << raw["job"]["block"] << ": " << r.ran
+            << " samples run, " << r.failed << " failed -> " << o.out << "\n";
+  if (r.interrupted) throw Interrupted();
   return kExitOk;
 }
 

@@ -31,10 +31,7 @@ int run_verify(const VerifyOptions& o) {
                    : o.digest;
   }
   const site::VerifyResult r = site::verify_site(o.dir, expected);
-  if (!r.ok) {
-    std::cerr << "hsbench verify: " << o.dir << ": " << r.problem << "\n";
-    return kExitFailure;
-  }
+  if (!r.ok) throw Failure(o.dir + ": " + r.problem);
   std::cout << "hsbench verify: " << o.dir << ": ok: " << r.files
             << " files match manifest.json (sha256 " << r.manifest_sha256 << "); schemas valid\n";
   return kExitOk;

@@ -5,19 +5,18 @@
 
 #include <functional>
 
+#include "harness/cli/errors.h"
+
 namespace CLI {
 class App;
 }
 
 namespace heapscope::harness {
 
-// The chosen subcommand's action; returns the process exit code.
+// The chosen subcommand's action; returns the process exit code. Errors are thrown
+// (errors.h); the libraries' own errors map to exit codes in one place, hsbench_main.cc:
+// CampaignError and RegistryError are usage errors, RawRunError a failure.
 using CommandAction = std::function<int()>;
-
-// Exit codes shared by every subcommand.
-inline constexpr int kExitOk = 0;
-inline constexpr int kExitFailure = 1;  // the command ran and found a problem
-inline constexpr int kExitUsage = 2;    // bad arguments or an unknown name
 
 void add_allocators_command(CLI::App& app, CommandAction& run);  // cmd_allocators.cc
 void add_probe_command(CLI::App& app, CommandAction& run);       // cmd_probe.cc

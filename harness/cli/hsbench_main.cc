@@ -2,8 +2,14 @@
 #include <CLI/CLI.hpp>
 #include <exception>
 #include <iostream>
+#include <string>
+#include <vector>
 
+#include "harness/campaign/campaign_spec.h"
+#include "harness/campaign/raw_run.h"
 #include "harness/cli/commands.h"
+#include "harness/cli/errors.h"
+#include "harness/registry/allocator_registry.h"
 
 namespace {
 
@@ -20,6 +26,33 @@ bool is_unknown_subcommand(const CLI::App& app, int argc, char** argv) {
   }
   std::cerr << "\nRun 'hsbench --help' for usage.\n";
   return true;
+}
+
+// The one place a subcommand's error becomes a message and an exit code. Called from a catch
+// block: rethrows the error in flight to tell its kind.
+int report_error(const std::string& who) {
+  using namespace heapscope::harness;
+  const auto say = [&who](const char* what) {
+    if (*what != '\0') std::cerr << who << ": " << what << "\n";
+  };
+  try {
+    throw;
+  } catch (const CommandError& e) {
+    say(e.what());
+    return e.exit_code();
+  } catch (const CampaignError& e) {
+    say(e.what());
+    return kExitUsage;
+  } catch (const RegistryError& e) {
+    say(e.what());
+    return kExitUsage;
+  } catch (const RawRunError& e) {
+    say(e.what());
+    return kExitFailure;
+  } catch (const std::exception& e) {
+    std::cerr << "hsbench: internal error: " << e.what() << "\n";
+    return kExitFailure;
+  }
 }
 
 int hsbench_main(int argc, char** argv) {
@@ -49,7 +82,13 @@ int hsbench_main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? kExitOk : kExitUsage;
   }
-  return run ? run() : kExitUsage;
+  if (!run) return kExitUsage;
+  try {
+    return run();
+  } catch (...) {
+    const std::vector<CLI::App*> chosen = app.get_subcommands();
+    return report_error(chosen.empty() ? "hsbench" : "hsbench " + chosen[0]->get_name());
+  }
 }
 
 }  // namespace
@@ -58,7 +97,7 @@ int main(int argc, char** argv) {
   try {
     return hsbench_main(argc, argv);
   } catch (const std::exception& e) {
-    // Expected problems are reported by the subcommand; this is the last line of defence.
+    // Errors of a subcommand are reported by hsbench_main; this is the last line of defence.
     std::cerr << "hsbench: internal error: " << e.what() << "\n";
     return heapscope::harness::kExitFailure;
   }

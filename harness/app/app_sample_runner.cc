@@ -2,7 +2,6 @@
 
 #include <fcntl.h>
 #include <poll.h>
-#include <spawn.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -19,6 +18,8 @@
 #include <filesystem>
 
 #include "harness/app/process_tree_rss.h"
+#include "harness/campaign/sample_runner.h"
+#include "harness/process/spawn.h"
 #include "sha256.h"
 
 namespace heapscope::harness {
@@ -64,53 +65,23 @@ std::string last_line(const std::string& text) {
                      end - (begin == std::string::npos ? 0 : begin + 1) + 1);
 }
 
-std::vector<char*> c_strings(const std::vector<std::string>& v) {
-  std::vector<char*> out;
-  out.reserve(v.size() + 1);
-  for (const std::string& s : v) out.push_back(const_cast<char*>(s.c_str()));
-  out.push_back(nullptr);
-  return out;
-}
-
 // Spawns the command in a new process group with its stdio redirected; returns the pid or -1
 // with *error set.
 pid_t spawn(const AppRunRequest& r, int out_fd, int err_fd, std::string* error) {
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO,
-                                   r.stdin_path.empty() ? "/dev/null" : r.stdin_path.c_str(),
-                                   O_RDONLY, 0);
-  posix_spawn_file_actions_adddup2(&actions, out_fd, STDOUT_FILENO);
-  posix_spawn_file_actions_adddup2(&actions, err_fd, STDERR_FILENO);
-  if (!r.cwd.empty()) posix_spawn_file_actions_addchdir_np(&actions, r.cwd.c_str());
-
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  sigset_t none;
-  sigset_t all;
-  sigemptyset(&none);
-  sigfillset(&all);
-  posix_spawnattr_setflags(&attr,
-                           POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-  posix_spawnattr_setpgroup(&attr, 0);
-  posix_spawnattr_setsigmask(&attr, &none);
-  posix_spawnattr_setsigdefault(&attr, &all);
-
-  std::vector<char*> argv = c_strings(r.argv);
-  std::vector<char*> env = c_strings(r.env);
-  pid_t pid = -1;
-  const int rc = posix_spawn(&pid, r.executable.c_str(), &actions, &attr, argv.data(), env.data());
-  posix_spawnattr_destroy(&attr);
-  posix_spawn_file_actions_destroy(&actions);
-  if (rc != 0) {
-    *error = r.executable + ": " + std::strerror(rc);
-    return -1;
-  }
-  return pid;
+  SpawnRequest request;
+  request.program = r.executable;
+  request.argv = r.argv;
+  request.env = &r.env;
+  request.cwd = r.cwd;
+  request.stdin_path = r.stdin_path.empty() ? "/dev/null" : r.stdin_path;
+  request.stdout_fd = out_fd;
+  request.stderr_fd = err_fd;
+  request.own_process_group = true;
+  return spawn_process(request, error);
 }
 
 void kill_tree(pid_t group) {
-  kill(-group, SIGKILL);
+  kill_process_group(group);
   for (const pid_t p : descendants_of(getpid())) kill(p, SIGKILL);
 }
 
@@ -248,11 +219,7 @@ nlohmann::ordered_json app_measurement_json(const AppRunResult& r) {
 }
 
 nlohmann::ordered_json app_failure_json(const AppRunResult& r) {
-  return {{"kind", r.kind},
-          {"reason", r.reason},
-          {"exit_code", r.exit_status},
-          {"signal", r.signal},
-          {"stderr", r.stderr_tail}};
+  return sample_failure_json(r.kind, r.reason, r.exit_status, r.signal, r.stderr_tail);
 }
 
 }  // namespace heapscope::harness

@@ -2,7 +2,6 @@
 
 #include <fcntl.h>
 #include <poll.h>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -11,18 +10,12 @@
 #include <csignal>
 #include <cstring>
 
+#include "harness/process/spawn.h"
+
 extern char** environ;
 
 namespace heapscope::harness {
 namespace {
-
-std::vector<char*> to_c_strings(const std::vector<std::string>& strings) {
-  std::vector<char*> out;
-  out.reserve(strings.size() + 1);
-  for (const std::string& s : strings) out.push_back(const_cast<char*>(s.c_str()));
-  out.push_back(nullptr);
-  return out;
-}
 
 // Reads both pipes until each reaches EOF; polling both avoids a deadlock when the child fills
 // one pipe while we block on the other. Returns false if the deadline passed first.
@@ -82,23 +75,19 @@ CommandResult run_command(const std::vector<std::string>& argv, const std::vecto
     close(out_pipe[1]);
     return result;
   }
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, out_pipe[1], STDOUT_FILENO);
-  posix_spawn_file_actions_adddup2(&actions, err_pipe[1], STDERR_FILENO);
-
-  std::vector<char*> c_argv = to_c_strings(argv);
-  std::vector<char*> c_env = env != nullptr ? to_c_strings(*env) : std::vector<char*>{};
-  pid_t pid = -1;
-  int rc = posix_spawnp(&pid, c_argv[0], &actions, nullptr, c_argv.data(),
-                        env != nullptr ? c_env.data() : environ);
-  posix_spawn_file_actions_destroy(&actions);
+  SpawnRequest request;
+  request.program = argv[0];
+  request.search_path = true;
+  request.argv = argv;
+  request.env = env;
+  request.stdout_fd = out_pipe[1];
+  request.stderr_fd = err_pipe[1];
+  const pid_t pid = spawn_process(request, &result.error);
   close(out_pipe[1]);
   close(err_pipe[1]);
-  if (rc != 0) {
+  if (pid < 0) {
     close(out_pipe[0]);
     close(err_pipe[0]);
-    result.error = argv[0] + ": " + std::strerror(rc);
     return result;
   }
   result.started = true;
@@ -107,9 +96,7 @@ CommandResult run_command(const std::vector<std::string>& argv, const std::vecto
     kill(pid, SIGKILL);
   }
 
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
+  const int status = wait_for_exit(pid);
   if (WIFEXITED(status)) result.exit_code = WEXITSTATUS(status);
   if (WIFSIGNALED(status)) result.term_signal = WTERMSIG(status);
   return result;

@@ -12,34 +12,13 @@
 #include "harness/campaign/block_order.h"
 #include "harness/campaign/campaign_setup.h"
 #include "harness/campaign/raw_run_header.h"
+#include "harness/process/interrupt_guard.h"
 #include "harness/registry/engine_libraries.h"
 
 namespace heapscope::harness {
 namespace {
 
 void on_signal(int /*sig*/) { request_app_interrupt(); }
-
-// SIGINT/SIGTERM stop the sample in flight (its process group is killed) for its lifetime.
-class AppInterruptGuard {
- public:
-  AppInterruptGuard() {
-    struct sigaction sa {};
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, &old_int_);
-    sigaction(SIGTERM, &sa, &old_term_);
-  }
-  ~AppInterruptGuard() {
-    sigaction(SIGINT, &old_int_, nullptr);
-    sigaction(SIGTERM, &old_term_, nullptr);
-  }
-  AppInterruptGuard(const AppInterruptGuard&) = delete;
-  AppInterruptGuard& operator=(const AppInterruptGuard&) = delete;
-
- private:
-  struct sigaction old_int_ {};
-  struct sigaction old_term_ {};
-};
 
 double now_seconds() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
@@ -68,10 +47,7 @@ std::string outcome_text(const AppRunResult& r) {
 }  // namespace
 
 const AllocatorInfo* AppCampaign::allocator(const std::string& id) const {
-  for (const AllocatorInfo& a : allocators) {
-    if (a.spec.id == id) return &a;
-  }
-  return nullptr;
+  return find_allocator(allocators, id);
 }
 
 AppCampaign prepare_app_campaign(AppSpec spec) {
@@ -137,7 +113,8 @@ Json new_app_raw_run(const AppCampaign& c) {
 }
 
 AppExecResult run_app_campaign(const AppCampaign& c, Json& raw, RawRunWriter& writer) {
-  AppInterruptGuard guard;
+  // SIGINT/SIGTERM stop the sample in flight (its process group is killed).
+  const InterruptGuard guard(on_signal);
   AppExecResult result;
   Json& app = raw["application"];
 

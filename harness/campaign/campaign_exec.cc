@@ -21,29 +21,6 @@ double now_seconds() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
-// Installs the interrupt handlers for its lifetime.
-class InterruptGuard {
- public:
-  InterruptGuard() {
-    g_interrupted = 0;
-    struct sigaction sa {};
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, &old_int_);
-    sigaction(SIGTERM, &sa, &old_term_);
-  }
-  ~InterruptGuard() {
-    sigaction(SIGINT, &old_int_, nullptr);
-    sigaction(SIGTERM, &old_term_, nullptr);
-  }
-  InterruptGuard(const InterruptGuard&) = delete;
-  InterruptGuard& operator=(const InterruptGuard&) = delete;
-
- private:
-  struct sigaction old_int_ {};
-  struct sigaction old_term_ {};
-};
-
 std::string format_duration(double seconds) {
   const long s = seconds > 0 ? std::lround(seconds) : 0;
   char buf[32];
@@ -108,7 +85,8 @@ void ensure_orders(const ResolvedCampaign& c, Json& raw) {
 }
 
 ExecuteResult execute_samples(const ResolvedCampaign& c, Json& raw, RawRunWriter& writer) {
-  InterruptGuard guard;
+  g_interrupted = 0;
+  const InterruptGuard guard(on_signal);
   ExecuteResult result;
   std::unordered_set<std::string> done;
   for (const Json& s : raw["samples"]) done.insert(s["id"].get<std::string>());

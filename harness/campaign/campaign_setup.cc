@@ -43,10 +43,7 @@ std::string choose_baseline(const std::string& requested, const std::vector<std:
 }
 
 const AllocatorInfo* ResolvedCampaign::allocator(const std::string& id) const {
-  for (const AllocatorInfo& a : allocators) {
-    if (a.spec.id == id) return &a;
-  }
-  return nullptr;
+  return find_allocator(allocators, id);
 }
 
 ResolvedCampaign resolve_campaign(CampaignSpec spec) {

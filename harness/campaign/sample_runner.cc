@@ -122,12 +122,18 @@ SampleOutcome run_sample(const std::vector<std::string>& argv, const std::vector
   return o;
 }
 
+nlohmann::ordered_json sample_failure_json(const std::string& kind, const std::string& reason,
+                                           int exit_code, int signal,
+                                           const std::string& stderr_tail) {
+  return {{"kind", kind},
+          {"reason", reason},
+          {"exit_code", exit_code},
+          {"signal", signal},
+          {"stderr", stderr_tail}};
+}
+
 nlohmann::ordered_json failure_to_json(const SampleOutcome& o) {
-  return {{"kind", o.kind},
-          {"reason", o.reason},
-          {"exit_code", o.exit_code},
-          {"signal", o.signal},
-          {"stderr", o.stderr_tail}};
+  return sample_failure_json(o.kind, o.reason, o.exit_code, o.signal, o.stderr_tail);
 }
 
 }  // namespace heapscope::harness

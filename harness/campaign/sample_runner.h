@@ -43,7 +43,13 @@ struct SampleOutcome {  // NOLINT(bugprone-exception-escape): implicit members o
 SampleOutcome run_sample(const std::vector<std::string>& argv, const std::vector<std::string>& env,
                          double timeout_seconds);
 
-// {"kind", "reason", "exit_code", "signal", "stderr"} for the raw run.
+// A failed sample's record in a raw run, the same for campaign and app samples:
+// {"kind", "reason", "exit_code", "signal", "stderr"}.
+nlohmann::ordered_json sample_failure_json(const std::string& kind, const std::string& reason,
+                                           int exit_code, int signal,
+                                           const std::string& stderr_tail);
+
+// sample_failure_json of a campaign child's outcome.
 nlohmann::ordered_json failure_to_json(const SampleOutcome& outcome);
 
 }  // namespace heapscope::harness

@@ -76,6 +76,14 @@ std::vector<AllocatorSpec> select_allocators(const std::vector<AllocatorSpec>& s
   return chosen;
 }
 
+const AllocatorInfo* find_allocator(const std::vector<AllocatorInfo>& infos,
+                                    const std::string& id) {
+  for (const AllocatorInfo& a : infos) {
+    if (a.spec.id == id) return &a;
+  }
+  return nullptr;
+}
+
 AllocatorInfo inspect_allocator(const AllocatorSpec& spec, const ProbeCommand& probe) {
   AllocatorInfo info;
   info.spec = spec;

@@ -71,6 +71,9 @@ std::vector<AllocatorSpec> select_allocators(const std::vector<AllocatorSpec>& s
 // to prove the library really serves malloc there.
 AllocatorInfo inspect_allocator(const AllocatorSpec& spec, const ProbeCommand& probe);
 
+// The inspected allocator with this id, or nullptr.
+const AllocatorInfo* find_allocator(const std::vector<AllocatorInfo>& infos, const std::string& id);
+
 // Environment entries ("KEY=VALUE") to add to a child so it runs on this allocator.
 std::vector<std::string> child_environment(const AllocatorInfo& info);
 

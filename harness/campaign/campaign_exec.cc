@@ -9,6 +9,7 @@
 #include "harness/campaign/block_order.h"
 #include "harness/campaign/calibration.h"
 #include "harness/campaign/sample_runner.h"
+#include "harness/process/interrupt_guard.h"
 
 namespace heapscope::harness {
 namespace {

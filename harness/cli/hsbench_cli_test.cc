@@ -20,6 +20,43 @@ bool contains(const std::string& haystack, const std::string& needle) {
   return haystack.find(needle) != std::string::npos;
 }
 
+// Errors of a subcommand: printed once as "hsbench <subcommand>: <message>", with the exit code
+// of their kind (1 failure, 2 usage), the first line on stderr and nothing on stdout.
+void expect_error(const CommandResult& r, int code, const std::string& prefix) {
+  EXPECT_EQ(r.exit_code, code) << r.err;
+  EXPECT_EQ(r.err.rfind(prefix, 0), 0u) << r.err;
+  EXPECT_EQ(r.err.find(prefix, 1), std::string::npos) << "reported twice:\n" << r.err;
+  EXPECT_EQ(r.out, "");
+}
+
+const std::string kCampaignRaw = std::string(HS_REPORT_TESTDATA) + "/campaign.raw.json";
+
+TEST(HsbenchCli, UnreadableRawRunIsAFailure) {
+  expect_error(hsbench({"report", "/nonexistent/run.raw.json"}), 1,
+               "hsbench report: /nonexistent/run.raw.json");
+  expect_error(hsbench({"merge", "/nonexistent/a.json", "--out", "/nonexistent/m.json"}), 1,
+               "hsbench merge: /nonexistent/a.json");
+}
+
+TEST(HsbenchCli, UnknownSampleIsAUsageError) {
+  expect_error(hsbench({"reproduce", kCampaignRaw, "no/such/sample"}), 2,
+               "hsbench reproduce: no sample 'no/such/sample' in " + kCampaignRaw +
+                   " (ids look like <workload>/t<threads>/b<block>/<allocator>)\n");
+}
+
+TEST(HsbenchCli, RunRefusesToOverwriteOrReshapeARawRun) {
+  expect_error(hsbench({"run", "--out", kCampaignRaw}), 1,
+               "hsbench run: " + kCampaignRaw +
+                   " exists; pass --resume to continue it, or choose another --out\n");
+  expect_error(hsbench({"run", "--resume", "--blocks", "2", "--out", kCampaignRaw}), 2,
+               "hsbench run: --resume takes the campaign from " + kCampaignRaw +
+                   "; do not combine it with options that change the campaign\n");
+}
+
+TEST(HsbenchCli, VerifyOfAMissingSiteIsAFailure) {
+  expect_error(hsbench({"verify", "/nonexistent/site"}), 1, "hsbench verify: /nonexistent/site: ");
+}
+
 TEST(HsbenchCli, HelpListsSubcommands) {
   const CommandResult r = hsbench({"--help"});
   EXPECT_EQ(r.exit_code, 0) << r.err;

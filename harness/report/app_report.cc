@@ -1,16 +1,12 @@
 #include "harness/report/app_report.h"
 
-#include <cmath>
 #include <cstdio>
 #include <limits>
 #include <map>
-#include <unordered_map>
 #include <vector>
 
 #include "harness/campaign/raw_run_header.h"
-#include "harness/report/report.h"
-#include "stats/bootstrap_seed.h"
-#include "stats/paired_effect.h"
+#include "harness/report/summary_model.h"
 #include "stats/quantile.h"
 
 namespace heapscope::harness {
@@ -24,21 +20,17 @@ struct AppPoint {
   double wall, user, sys, rss_tree, rss;
 };
 
+std::vector<BlockValue> by_block(const std::vector<AppPoint>& points, double AppPoint::*metric) {
+  std::vector<BlockValue> out;
+  out.reserve(points.size());
+  for (const AppPoint& p : points) out.push_back({p.block, p.*metric});
+  return out;
+}
+
 Json effect(const std::vector<AppPoint>& cand, const std::vector<AppPoint>& base,
             double AppPoint::*metric, const std::string& key, std::uint64_t seed) {
-  std::unordered_map<std::uint64_t, double> base_by_block;
-  for (const AppPoint& p : base) base_by_block[p.block] = p.*metric;
-  std::vector<double> c, b;
-  for (const AppPoint& p : cand) {
-    if (auto it = base_by_block.find(p.block); it != base_by_block.end()) {
-      c.push_back(p.*metric);
-      b.push_back(it->second);
-    }
-  }
-  stats::BootstrapConfig config;
-  config.seed = stats::bootstrap_seed(seed, key);
-  return paired_effect_to_json(
-      stats::paired_effect(c, b, stats::Direction::kLowerIsBetter, config));
+  return block_paired_effect(by_block(cand, metric), by_block(base, metric),
+                             stats::Direction::kLowerIsBetter, seed, key);
 }
 
 std::vector<double> column(const std::vector<AppPoint>& points, double AppPoint::*metric) {
@@ -48,31 +40,12 @@ std::vector<double> column(const std::vector<AppPoint>& points, double AppPoint:
   return out;
 }
 
-std::string fixed(const Json& v, int digits, double scale = 1) {
-  if (!v.is_number()) return "-";
-  char buf[48];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v.get<double>() * scale);
-  return buf;
-}
-
-// "1.234 [1.100, 1.300] *" or "(baseline)".
-std::string effect_text(const Json& e) {
-  if (e.is_null()) return "(baseline)";
-  std::string s = fixed(e["effect"], 3);
-  if (e.value("ci_valid", false)) {
-    s += " [" + fixed(e["ci_low"], 3) + ", " + fixed(e["ci_high"], 3) + "]";
-    if (e["ci_low"].get<double>() > 1 || e["ci_high"].get<double>() < 1) s += " *";
-  }
-  return s;
-}
-
 }  // namespace
 
 bool is_app_run(const Json& raw) { return raw.is_object() && raw.contains("application"); }
 
 Json summarize_app_run(const Json& raw, const std::string& baseline_override) {
-  const std::string baseline =
-      baseline_override.empty() ? raw.value("baseline", std::string("glibc")) : baseline_override;
+  const std::string baseline = summary_baseline(raw, baseline_override);
   const auto seed = raw["seed"].get<std::uint64_t>();
   const std::string workload = raw["campaign"].value("name", std::string("app"));
 
@@ -94,23 +67,15 @@ Json summarize_app_run(const Json& raw, const std::string& baseline_override) {
     }
     ++failed[alloc];
     ok.try_emplace(alloc);
-    const Json& f = s.contains("failure") ? s["failure"] : Json::object();
-    if (f.value("kind", "") == "output-differs") ++differs[alloc];
-    failures.push_back(
-        {{"id", s["id"]}, {"kind", f.value("kind", "unknown")}, {"reason", f.value("reason", "")}});
+    failures.push_back(failure_entry(s));
+    if (failures.back()["kind"] == "output-differs") ++differs[alloc];
   }
-  if (!baseline_seen && !raw["samples"].empty()) {
-    throw RawRunError("baseline '" + baseline + "' has no samples in this run");
-  }
+  require_baseline_samples(raw, baseline, baseline_seen);
 
-  // Baseline first, then the others in id order.
-  std::vector<std::string> order;
-  if (ok.contains(baseline)) order.push_back(baseline);
-  for (const auto& [id, _] : ok) {
-    if (id != baseline) order.push_back(id);
-  }
+  std::vector<std::string> ids;
+  for (const auto& [id, _] : ok) ids.push_back(id);
   Json rows = Json::array();
-  for (const std::string& id : order) {
+  for (const std::string& id : baseline_first(baseline, ids)) {
     const std::vector<AppPoint>& points = ok[id];
     Json row{{"allocator", id},
              {"n", points.size()},
@@ -156,16 +121,13 @@ Json summarize_app_run(const Json& raw, const std::string& baseline_override) {
                             {"blocked", probe.value("blocked", false)},
                             {"problems", probe.value("problems", Json::array())},
                             {"notes", probe.value("notes", Json::array())}};
-  summary["samples"] = {{"total", raw["samples"].size()},
-                        {"ok", raw["samples"].size() - failures.size()},
-                        {"failed", failures.size()}};
-  summary["cells"] = Json::array({{{"workload", workload},
-                                   {"threads", 1},
-                                   {"oversubscribed", false},
-                                   {"allocators", rows},
-                                   {"digest_mismatches", Json::array()}}});
-  summary["failures"] = failures;
-  summary["unavailable_allocators"] = unavailable_allocators_json(raw);
+  finish_summary(summary, raw,
+                 Json::array({{{"workload", workload},
+                               {"threads", 1},
+                               {"oversubscribed", false},
+                               {"allocators", rows},
+                               {"digest_mismatches", Json::array()}}}),
+                 std::move(failures));
   return summary;
 }
 
@@ -200,19 +162,14 @@ void print_app_report(std::ostream& out, const Json& summary) {
     for (const Json& row : cell["allocators"]) {
       const Json& wall = row["wall_seconds"];
       const Json& rss = row["peak_rss_tree_bytes"];
-      const std::string wall_text = fixed(wall["median"], 4) + " (" + fixed(wall["iqr"], 4) + ")";
-      const std::string rss_text =
-          fixed(rss["median"], 1, 1.0 / 1048576) + " (" + fixed(rss["iqr"], 1, 1.0 / 1048576) + ")";
-      std::string n = std::to_string(row["n"].get<std::size_t>());
-      if (row["failed"].get<std::size_t>() > 0) {
-        n += '+';
-        n += std::to_string(row["failed"].get<std::size_t>());
-        n += 'F';
-      }
+      const std::string wall_text =
+          fixed_number(wall["median"], 4) + " (" + fixed_number(wall["iqr"], 4) + ")";
+      const std::string rss_text = fixed_number(rss["median"], 1, 1.0 / 1048576) + " (" +
+                                   fixed_number(rss["iqr"], 1, 1.0 / 1048576) + ")";
       std::snprintf(line, sizeof line, "%-14s %5s %-18s %-9s %-9s %-16s %-28s %s\n",
-                    row["allocator"].get<std::string>().c_str(), n.c_str(), wall_text.c_str(),
-                    fixed(row["user_seconds"]["median"], 4).c_str(),
-                    fixed(row["system_seconds"]["median"], 4).c_str(), rss_text.c_str(),
+                    row["allocator"].get<std::string>().c_str(), sample_count_text(row).c_str(),
+                    wall_text.c_str(), fixed_number(row["user_seconds"]["median"], 4).c_str(),
+                    fixed_number(row["system_seconds"]["median"], 4).c_str(), rss_text.c_str(),
                     effect_text(row["effect_vs_baseline"]).c_str(),
                     effect_text(row["rss_effect_vs_baseline"]).c_str());
       out << line;

@@ -11,21 +11,13 @@
 // blocks whose stream digests disagree are listed under "digest_mismatches".
 #pragma once
 
-#include <cstdint>
 #include <ostream>
 #include <string>
 
 #include "harness/campaign/raw_run.h"
-
-namespace heapscope::stats {
-struct Summary;
-struct PairedEffect;
-}  // namespace heapscope::stats
+#include "harness/report/summary_model.h"
 
 namespace heapscope::harness {
-
-inline constexpr const char* kSummarySchema = "heapscope.campaign-summary";
-inline constexpr int kSummarySchemaVersion = 1;
 
 // An application run (`hsbench app`, a raw run with "application") is summarized by
 // app_report.h instead: wall time as the metric, lower is better.
@@ -34,20 +26,5 @@ inline constexpr int kSummarySchemaVersion = 1;
 Json summarize_raw_run(const Json& raw, const std::string& baseline);
 
 void print_report(std::ostream& out, const Json& summary);
-
-// The JSON forms shared by every summary (campaigns and applications).
-Json summary_to_json(const stats::Summary& s);
-Json paired_effect_to_json(const stats::PairedEffect& e);
-// The fields every summary starts with, in this order: schema, schema_version, campaign, seed,
-// baseline, the members of `metric` ("metric" and what describes it), the effect, MDE and
-// bootstrap-seed methods, resamples, confidence, and the raw run's complete and hosts.
-Json summary_envelope(const Json& raw, const std::string& campaign, std::uint64_t seed,
-                      const std::string& baseline, const Json& metric);
-// [{"id", "reason"}] of the raw run's allocators that were not available.
-Json unavailable_allocators_json(const Json& raw);
-
-// The closing lines of every report table: "unavailable: ID: REASON" per unavailable
-// allocator, then "failed: ID: KIND: REASON" per failed sample.
-void print_unavailable_and_failed(std::ostream& out, const Json& summary);
 
 }  // namespace heapscope::harness

@@ -1,7 +1,8 @@
 // The printed reports against committed golden texts: `hsbench report`'s table of a small
-// campaign raw run and the app report of a small `hsbench app` raw run (testdata/). Both are
-// pure functions of the raw run (bootstrap seeds come from the run's seed), so any change in
-// the text is a change in what users read and must be looked at.
+// campaign raw run and the app report of a small `hsbench app` raw run (testdata/), and the
+// summary JSON each is printed from (what `publish` reads). Both are pure functions of the raw
+// run (bootstrap seeds come from the run's seed), so any change in them is a change in what
+// users read and must be looked at.
 //
 // To accept an intended change, regenerate the golden files and review their diff:
 //   HEAPSCOPE_UPDATE_GOLDEN=1 ctest --test-dir build/release -R 'harness.ReportGolden'
@@ -10,6 +11,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <fstream>
+#include <iostream>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -58,7 +60,8 @@ void expect_golden(const std::string& actual, const std::string& golden_name) {
   const char* update = std::getenv("HEAPSCOPE_UPDATE_GOLDEN");
   if (update != nullptr && std::string(update) == "1") {
     std::ofstream(path, std::ios::binary) << actual;
-    GTEST_SKIP() << "rewrote " << path;
+    std::cout << "rewrote " << path << "\n";
+    return;
   }
   const std::string expected = read_text(path);
   ASSERT_FALSE(expected.empty()) << path << " is missing or empty";
@@ -70,17 +73,21 @@ void expect_golden(const std::string& actual, const std::string& golden_name) {
 
 TEST(ReportGolden, CampaignReport) {
   const Json raw = load_raw_run(kTestdata + "/campaign.raw.json");
+  const Json summary = summarize_raw_run(raw, "");
   std::ostringstream out;
-  print_report(out, summarize_raw_run(raw, ""));
+  print_report(out, summary);
   expect_golden(out.str(), "campaign.report.txt");
+  expect_golden(summary.dump(1) + "\n", "campaign.summary.json");
 }
 
 TEST(ReportGolden, AppReport) {
   const Json raw = load_raw_run(kTestdata + "/app.raw.json");
   ASSERT_TRUE(is_app_run(raw));
+  const Json summary = summarize_app_run(raw, "");
   std::ostringstream out;
-  print_app_report(out, summarize_app_run(raw, ""));
+  print_app_report(out, summary);
   expect_golden(out.str(), "app.report.txt");
+  expect_golden(summary.dump(1) + "\n", "app.summary.json");
 }
 
 // The comparison itself must be able to fail: one changed digit is reported with its line.

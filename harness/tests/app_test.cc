@@ -12,8 +12,8 @@
 #include <fstream>
 #include <set>
 
-#include "app_probe.h"
-#include "campaign_test_util.h"
+#include "harness/app/app_probe.h"
+#include "harness/tests/campaign_test_util.h"
 
 namespace heapscope::harness::testing {
 namespace {

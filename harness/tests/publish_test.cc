@@ -11,7 +11,7 @@
 #include <map>
 
 #include "base/sha256.h"
-#include "campaign_test_util.h"
+#include "harness/tests/campaign_test_util.h"
 #include "site/manifest.h"
 #include "site/testing/fixture_campaign.h"
 

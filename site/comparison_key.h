@@ -1,7 +1,7 @@
 // The comparison key of a run: the SHA-256 of the compact JSON of everything that decides
-// whether two runs' numbers may be compared (spec harness.md §6) — workload definitions,
+// whether two runs' numbers may be compared (harness/docs/protocol.md#site) — workload definitions,
 // machine class, allocator versions and options, baseline. Deliberately NOT in the key
-// (the reference's weak point 7): our own commit (a series axis: series.engine_version),
+// our own commit (a series axis: series.engine_version),
 // seeds, calibrated op counts, hostnames, kernel builds and library paths/digests, which change
 // on every run or every image update and would give every run its own lineage.
 #pragma once

@@ -1,5 +1,5 @@
 // latest.json ("heapscope.latest", schema_version 1; site/schemas/latest.schema.json): one
-// entry per published raw run with its summary (harness/report.h, unchanged), the headline
+// entry per published raw run with its summary (harness/report/report.h, unchanged), the headline
 // numbers, provenance (allocator versions, options and library SHA-256s; the raw run's
 // SHA-256), machine, methodology, comparison key, and the metrics not collected yet. Also the
 // copy of the raw run that ships in the site so every page's `hsbench reproduce` command works.
@@ -27,7 +27,7 @@ struct RunInput {
   std::string text;  // the file's bytes
   std::string sha256;
   Json raw;      // schema-valid raw run
-  Json summary;  // heapscope.campaign-summary from harness/report.h, unchanged
+  Json summary;  // heapscope.campaign-summary from harness/report/report.h, unchanged
 };
 
 struct PublishedRun {

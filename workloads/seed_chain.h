@@ -1,4 +1,4 @@
-// The stream seed chain (spec harness.md §2, "heapscope-stream-seed-v1"):
+// The stream seed chain (harness/docs/protocol.md#workloads-and-seeds, "heapscope-stream-seed-v1"):
 //
 //   s = mix(campaign_seed ^ FNV-1a-64("heapscope/stream-seed/v1"))
 //   s = mix(s ^ FNV-1a-64(workload name))

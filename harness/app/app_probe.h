@@ -1,5 +1,5 @@
 // Proof that the preload takes effect in the user's program, before `hsbench app` measures
-// anything (issue 7, deliverable 2). Two kinds of evidence:
+// anything. Two kinds of evidence:
 //   static  what the file is (program_file.h): script chain, static ELF, set-uid, Go, allocator
 //           symbols in the executable;
 //   dynamic one probe run of the command per allocator with the tracing shim preloaded in

@@ -1,4 +1,4 @@
-// Resident memory of a whole process tree, read by the parent from /proc (spec harness.md §4:
+// Resident memory of a whole process tree, read by the parent from /proc (harness/docs/protocol.md#measurements:
 // never by the child). A compiler driver or `sh -c 'a | b'` runs several processes at once, so
 // the tree's footprint is the SUM of the RSS of every live descendant at one instant; its peak
 // is the maximum of that sum over time, sampled every few milliseconds by the caller.

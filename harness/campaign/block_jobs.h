@@ -1,4 +1,4 @@
-// Blocks as independent jobs (spec harness.md §3, "beyond one machine"). Pairing lives inside
+// Blocks as independent jobs (harness/docs/protocol.md#campaigns, "beyond one machine"). Pairing lives inside
 // a block, so a campaign splits into one job per block that any scheduler (GNU parallel, a
 // Slurm array, a Kubernetes indexed Job) can run on identical hosts.
 //

@@ -1,4 +1,4 @@
-// The order in which a block runs its allocators (spec harness.md §3): drawn from splitmix64,
+// The order in which a block runs its allocators (harness/docs/protocol.md#campaigns): drawn from splitmix64,
 // balanced so each allocator sits at each position equally often across blocks (±1).
 //
 // Design ("shuffled-latin-square-v1"): blocks are taken in groups of n (n = allocators).

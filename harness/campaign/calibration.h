@@ -1,4 +1,4 @@
-// Calibration (spec harness.md §3): per cell, on the baseline allocator, find the op count
+// Calibration (harness/docs/protocol.md#campaigns): per cell, on the baseline allocator, find the op count
 // for which one sample's timed region lasts target_seconds [min, max]; the count is then
 // frozen for every allocator of the cell and recorded with all its attempts.
 //

@@ -1,4 +1,4 @@
-// What a campaign is (spec harness.md §3): workloads × thread points × allocators × blocks,
+// What a campaign is (harness/docs/protocol.md#campaigns): workloads × thread points × allocators × blocks,
 // plus how samples are sized (calibration target or a fixed op count) and guarded (watchdog).
 // Built-in campaigns `quick` and `headline`, or a JSON file; command-line flags override.
 //

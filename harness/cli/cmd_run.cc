@@ -1,4 +1,4 @@
-// `hsbench run`: a whole campaign on this host (spec harness.md §3), resumable.
+// `hsbench run`: a whole campaign on this host (harness/docs/protocol.md#campaigns), resumable.
 #include <CLI/CLI.hpp>
 #include <filesystem>
 #include <iostream>

@@ -1,4 +1,4 @@
-// The allocators under test (spec harness.md §1): what each one is, how it enters a child
+// The allocators under test (harness/docs/protocol.md#allocators): what each one is, how it enters a child
 // process, and its provenance (resolved library, package version, SHA-256, availability).
 //
 //   registry_specs()     built-in ids + user NAME=PATH additions   (what exists)

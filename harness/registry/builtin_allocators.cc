@@ -1,4 +1,4 @@
-// The table of spec harness.md §1. System allocators are looked up by soname in the directory
+// The table of harness/docs/protocol.md#allocators. System allocators are looked up by soname in the directory
 // the running libc.so.6 comes from, so the multiarch triplet is never hard-coded.
 #include <dlfcn.h>
 #include <link.h>

@@ -1,4 +1,4 @@
-// The machine a sample ran on (spec harness.md §3: the host is part of each sample's
+// The machine a sample ran on (harness/docs/protocol.md#campaigns: the host is part of each sample's
 // provenance): uname, CPU model, online CPUs, memory. Read, never controlled.
 #pragma once
 

@@ -1,5 +1,5 @@
 // Beyond one process: plan / run-block / merge under GNU parallel; and the two measured
-// targets of issue 5: report speed on a 7 x 10 x 4 x 20 raw run, and per-sample overhead.
+// speed targets: report speed on a 7 x 10 x 4 x 20 raw run, and per-sample overhead.
 #include <gtest/gtest.h>
 
 #include <algorithm>

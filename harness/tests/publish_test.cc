@@ -1,4 +1,4 @@
-// hsbench publish / verify (issue 6): a fixture campaign published twice is byte-identical and
+// hsbench publish / verify: a fixture campaign published twice is byte-identical and
 // verifies; every single-byte change, deletion, addition and manifest replacement is named by
 // verify (the positive controls); invalid, truncated and schema-violating inputs and duplicate
 // runs are refused with nothing published overwritten; the history only grows; and the

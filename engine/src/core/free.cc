@@ -5,6 +5,7 @@
 //   free_impl ──(owner thread, page flags clear)──> push local [alloc_inline.h]
 //        └─ free_generic ─> huge | full-page | checked | remote push (+ hint)
 #include "core/alloc_inline.h"
+#include "core/assert.h"
 #include "core/heap.h"
 #include "core/huge.h"
 #include "core/options.h"
@@ -108,6 +109,7 @@ void free_generic(Page* page, void* p) {
     return;
   }
   Heap* heap = page->heap;
+  HS_ASSERT_INTERNAL(page_owner_tid(page) == os::thread_id() && heap->thread_id == os::thread_id());
   if (page_flags(page) & kPageInFull) unmark_full(heap, page);
   block->next = page->local_free;
   page->local_free = block;

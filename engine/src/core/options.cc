@@ -23,7 +23,7 @@ constexpr OptionRow kOptions[hs_option_count_] = {
     {"show_stats", 0, "print allocator statistics to stderr at exit"},
     {"purge_delay", 10, "milliseconds before free memory is returned to the OS (-1: never)"},
     {"huge_cache_bytes", 64L << 20, "bytes of freed huge mappings kept for reuse"},
-    {"check_frees", HS_DEBUG, "abort on double, invalid or foreign frees"},
+    {"check_frees", HS_DEBUG >= 1 ? 1 : 0, "abort on double, invalid or foreign frees"},
     {"purge_delay_max", 250,
      "ceiling (ms) the purge delay may grow to while purged memory keeps being reused"},
     {"dirty_max_bytes", 64L << 20,

@@ -7,6 +7,7 @@
 // freers never touch the lists the owner's fast paths use.
 #include "core/page.h"
 
+#include "core/assert.h"
 #include "core/heap.h"
 #include "core/options.h"
 #include "core/segment.h"
@@ -14,7 +15,23 @@
 
 namespace heapscope {
 
+#if HS_DEBUG >= 2
+static uint32_t list_length(const Block* list) {
+  uint32_t n = 0;
+  for (; list != nullptr; list = list->next) ++n;
+  return n;
+}
+
+// Every block carved out is live (counted in `used`, with remote frees not yet collected) or
+// on one of the owner's two lists.
+static bool page_counts_agree(const Page* page) {
+  return page_live(page) + list_length(page->free) + list_length(page->local_free) ==
+         page->capacity;
+}
+#endif
+
 void page_init(Page* page, Heap* heap, size_t bin, bool one_block) {
+  HS_ASSERT_INTERNAL(bin >= 1 && bin < kBinCount);
   size_t block_size = bin_block_size(bin);
   page->block_size = block_size;
   page->bin = static_cast<uint8_t>(bin);
@@ -31,6 +48,8 @@ void page_init(Page* page, Heap* heap, size_t bin, bool one_block) {
   page->thread_free.store(nullptr, std::memory_order_relaxed);
   page->remote_in_full.store(0, std::memory_order_relaxed);
   page_init_owner(page, heap->thread_id, flags);
+  HS_ASSERT_INTERNAL(page->reserved >= 1 &&
+                     page->reserved * block_size <= page->slice_count * kSliceSize);
 }
 
 bool page_extend(Page* page) {
@@ -49,6 +68,7 @@ bool page_extend(Page* page) {
   reinterpret_cast<Block*>(first + (count - 1) * page->block_size)->next = page->free;
   page->free = reinterpret_cast<Block*>(first);
   page->capacity += static_cast<uint32_t>(count);
+  HS_ASSERT_INTERNAL(page->capacity <= page->reserved);
   return true;
 }
 
@@ -65,6 +85,7 @@ uint32_t page_collect(Page* page) {
       }
       tail->next = page->local_free;
       page->local_free = list;
+      HS_ASSERT_INTERNAL(page_live(page) >= remote);
       page->used -= remote;
     }
   }
@@ -72,6 +93,7 @@ uint32_t page_collect(Page* page) {
     page->free = page->local_free;
     page->local_free = nullptr;
   }
+  HS_ASSERT_EXPENSIVE(page_counts_agree(page));
   return remote;
 }
 

@@ -4,6 +4,7 @@
 // page change.
 #pragma once
 
+#include "core/assert.h"
 #include "core/heap.h"
 #include "core/page.h"
 #include "core/size_class.h"
@@ -42,6 +43,9 @@ inline void queue_fix_keep_bias(Heap* heap, PageQueue* queue) {
 
 inline void queue_remove(Heap* heap, Page* page) {
   PageQueue* queue = queue_of(heap, page);
+  HS_ASSERT_INTERNAL(page->heap == heap);
+  HS_ASSERT_INTERNAL(page->prev != nullptr ? page->prev->next == page : queue->first == page);
+  HS_ASSERT_INTERNAL(page->next != nullptr ? page->next->prev == page : queue->last == page);
   bool was_first = queue->first == page;
   page_set_keep_bias(page, false);
   if (page->prev != nullptr)
@@ -76,6 +80,8 @@ inline void queue_push(Heap* heap, Page* page, bool front) {
       queue->first = page;
     queue->last = page;
   }
+  HS_ASSERT_INTERNAL(page->heap == heap && queue->first->prev == nullptr &&
+                     queue->last->next == nullptr);
   queue_fix_keep_bias(heap, queue);
   if (queue->first == page && queue != &heap->full) direct_update(heap, page->bin);
 }

@@ -6,6 +6,7 @@
 
 #include <string.h>
 
+#include "core/assert.h"
 #include "core/heap.h"
 #include "core/huge.h"
 #include "core/options.h"
@@ -210,6 +211,7 @@ void span_free(ThreadData* td, Page* page, bool allow_release) {
   Segment* segment = reinterpret_cast<Segment*>(reinterpret_cast<uintptr_t>(page) & ~kSegmentMask);
   size_t first = static_cast<size_t>(page - segment->pages);
   size_t count = page->slice_count;
+  HS_ASSERT_INTERNAL(count >= 1 && first >= kHeaderSlices && first + count <= kSlicesPerSegment);
   prof_on_span_free(page);
   Heap* heap = page->heap;
   if (heap != nullptr && heap->kept_large == page) heap->kept_large = nullptr;

@@ -1,4 +1,4 @@
-// heapscope engine: the sampled heap profiler (spec engine.md §2).
+// heapscope engine: the sampled heap profiler.
 //
 // Off by default at zero cost: a build with the profiler compiled in does not sample until
 // hs_prof_start* is called or HEAPSCOPE_PROF=1 is set. While running, allocations are sampled

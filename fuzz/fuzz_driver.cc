@@ -5,13 +5,13 @@
 #include <cstdlib>
 #include <vector>
 
-#include "stats/splitmix64.h"
+#include "base/splitmix64.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size);
 
 int main(int argc, char** argv) {
   const long iterations = argc > 1 ? std::atol(argv[1]) : 2000;
-  heapscope::stats::SplitMix64 rng(argc > 2 ? std::strtoull(argv[2], nullptr, 0) : 20261130);
+  heapscope::base::SplitMix64 rng(argc > 2 ? std::strtoull(argv[2], nullptr, 0) : 20261130);
   std::vector<uint8_t> input;
   for (long i = 0; i < iterations; ++i) {
     input.resize(rng.next() % 1024);

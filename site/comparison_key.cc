@@ -4,7 +4,7 @@
 #include <cmath>
 #include <set>
 
-#include "sha256.h"
+#include "base/sha256.h"
 
 namespace heapscope::site {
 namespace {
@@ -79,7 +79,7 @@ Json comparison_key(const Json& raw, const std::string& baseline) {
                   {"machine_class", {{"hosts", machine_classes(raw)}}},
                   {"allocators", allocator_identities(raw)},
                   {"baseline", baseline}};
-  return Json{{"digest", harness::sha256_hex(components.dump())},
+  return Json{{"digest", base::sha256_hex(components.dump())},
               {"method", kComparisonKeyMethod},
               {"components", components}};
 }

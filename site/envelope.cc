@@ -89,8 +89,8 @@ Json not_collected() {
         {"reason", "per-operation latency percentiles are not measured yet"}},
        {{"metric", "profiler-tax"},
         {"reason",
-         "the cost of the engine's sampled profiler (engine-prof against engine, sampling "
-         "on) has no campaign of its own yet"}}});
+         "the profiler's cost (engine-prof against engine) has no panel of its own; when a run "
+         "has both, each one's effect against the baseline is in the paired-effect table"}}});
 }
 
 // The raw run as shipped: whole when small, else only the representative samples.

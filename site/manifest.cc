@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <map>
 
-#include "sha256.h"
+#include "base/sha256.h"
 #include "site_files.h"
 
 namespace heapscope::site {
@@ -43,7 +43,7 @@ Json build_manifest(const std::filesystem::path& dir) {
     const std::string bytes = read_file(dir / rel);
     files.push_back({{"path", rel},
                      {"bytes", bytes.size()},
-                     {"sha256", harness::sha256_hex(bytes)},
+                     {"sha256", base::sha256_hex(bytes)},
                      {"media_type", media_type(rel)}});
   }
   return Json{
@@ -57,7 +57,7 @@ std::string digest_line(const std::string& manifest_sha256) {
 std::string seal_site(const std::filesystem::path& dir) {
   const std::string manifest = build_manifest(dir).dump(1) + "\n";
   write_file(dir / kManifestFile, manifest);
-  std::string digest = harness::sha256_hex(manifest);
+  std::string digest = base::sha256_hex(manifest);
   write_file(dir / kDigestFile, digest_line(digest));
   return digest;
 }

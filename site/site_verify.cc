@@ -5,9 +5,9 @@
 #include <map>
 #include <set>
 
+#include "base/sha256.h"
 #include "manifest.h"
 #include "schema_validation.h"
-#include "sha256.h"
 #include "site_files.h"
 #include "site_json.h"
 
@@ -48,7 +48,7 @@ void check_documents(const std::filesystem::path& dir, const std::set<std::strin
                       ", which the manifest does not list");
     }
     if (run["raw"]["copy_is_complete"] == true &&
-        harness::sha256_hex(read_file(dir / copy)) != run["raw"]["source_sha256"]) {
+        base::sha256_hex(read_file(dir / copy)) != run["raw"]["source_sha256"]) {
       throw SiteError(copy + ": is said to be the whole raw run of " + id +
                       " but its SHA-256 is not the recorded source_sha256");
     }
@@ -97,7 +97,7 @@ VerifyResult check(const std::filesystem::path& dir, const std::optional<std::st
     throw SiteError(std::string(kManifestFile) + ": missing");
   }
   const std::string manifest_text = read_file(dir / kManifestFile);
-  if (harness::sha256_hex(manifest_text) != digest) {
+  if (base::sha256_hex(manifest_text) != digest) {
     throw SiteError(std::string(kManifestFile) + ": does not match its detached digest in " +
                     kDigestFile + " (the manifest or the digest was changed or replaced)");
   }
@@ -119,7 +119,7 @@ VerifyResult check(const std::filesystem::path& dir, const std::optional<std::st
       throw SiteError(path + ": " + std::to_string(bytes.size()) + " bytes, the manifest says " +
                       f["bytes"].dump());
     }
-    if (harness::sha256_hex(bytes) != f["sha256"].get<std::string>()) {
+    if (base::sha256_hex(bytes) != f["sha256"].get<std::string>()) {
       throw SiteError(path + ": SHA-256 differs from the manifest (the file was changed)");
     }
     if (f["media_type"] != media_type(path)) {

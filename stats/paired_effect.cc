@@ -5,8 +5,8 @@
 #include <cmath>
 #include <limits>
 
+#include "base/splitmix64.h"
 #include "stats/quantile.h"
-#include "stats/splitmix64.h"
 
 namespace heapscope::stats {
 namespace {
@@ -80,7 +80,7 @@ std::vector<double> bootstrap_medians(std::span<const double> logs, std::uint64_
   std::vector<double> out;
   if (n == 0) return out;
   out.reserve(resamples);
-  SplitMix64 rng(seed);
+  base::SplitMix64 rng(seed);
   std::vector<std::uint32_t> counts(n);
   for (std::size_t r = 0; r < resamples; ++r) {
     std::fill(counts.begin(), counts.end(), 0u);

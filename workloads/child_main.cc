@@ -12,12 +12,9 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "probe/allocator_probe.h"
 #include "workloads/runner.h"
 #include "workloads/workload.h"
-
-#if HS_HAVE_PROBE
-#include "allocator_probe.h"
-#endif
 
 namespace wl = heapscope::workloads;
 using Json = nlohmann::ordered_json;
@@ -30,11 +27,9 @@ struct Identity {  // NOLINT(bugprone-exception-escape): implicit members of a j
   std::string why;
 };
 
-// The only place that knows about the probe, so the child builds without it.
 Identity probe_allocator(const std::string& expected_path) {
-  Identity id;
-#if HS_HAVE_PROBE
   namespace probe = heapscope::probe;
+  Identity id;
   const probe::AllocatorIdentity a = probe::identify_allocator();
   id.json = Json{{"id", probe::allocator_id_for_object(a.malloc_object)},
                  {"malloc_object", a.malloc_object},
@@ -43,13 +38,6 @@ Identity probe_allocator(const std::string& expected_path) {
                  {"calloc_object", a.calloc_object},
                  {"consistent", a.consistent}};
   if (!expected_path.empty()) id.matches = probe::matches_expected(a, expected_path, &id.why);
-#else
-  id.json = Json{{"id", nullptr}, {"probe", "unavailable in this build"}};
-  if (!expected_path.empty()) {
-    id.matches = false;
-    id.why = "this hs-workload was built without the allocator probe";
-  }
-#endif
   return id;
 }
 

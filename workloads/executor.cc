@@ -12,7 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "stats/splitmix64.h"
+#include "base/splitmix64.h"
 
 namespace heapscope::workloads {
 namespace {
@@ -78,8 +78,8 @@ bool all_zero(const void* p, std::uint64_t size) {
 }
 
 std::uint64_t next_tag(WorkerState& s, std::uint32_t slot) {
-  return stats::splitmix64_mix((std::uint64_t{s.index + 1} << 56) ^ (std::uint64_t{slot} << 28) ^
-                               ++s.tag_counter);
+  return base::splitmix64_mix((std::uint64_t{s.index + 1} << 56) ^ (std::uint64_t{slot} << 28) ^
+                              ++s.tag_counter);
 }
 
 template <Mode kMode>

@@ -52,7 +52,7 @@ void sawtooth(GenContext& g) {
   const std::uint64_t budget = share(g.total_ops, g.threads, g.worker);
 
   auto drain = [&](std::vector<std::uint32_t>& slots, bool to_pool) {
-    stats::shuffle(std::span<std::uint32_t>(slots), g.rng);
+    base::shuffle(std::span<std::uint32_t>(slots), g.rng);
     for (const auto s : slots) {
       g.out.emit(Op::make(OpKind::kFree, s, 0));
       if (to_pool) free_retained.push_back(s);

@@ -4,6 +4,7 @@
 #include <array>
 
 #include "workloads/generators.h"
+#include "workloads/names.h"
 
 namespace heapscope::workloads {
 namespace {
@@ -68,6 +69,15 @@ constexpr std::array kWorkloads = {
                  "≤256 objects per worker", "1, 2, 4, 8; workers independent", Topology::kLocal, 0,
                  cap_toggle, gen::calloc_zero},
 };
+
+constexpr bool names_match_the_table() {
+  if (kWorkloads.size() != kWorkloadNames.size()) return false;
+  for (std::size_t i = 0; i < kWorkloads.size(); ++i) {
+    if (kWorkloads[i].name != kWorkloadNames[i]) return false;
+  }
+  return true;
+}
+static_assert(names_match_the_table(), "workloads/names.h must list this table's names in order");
 
 }  // namespace
 

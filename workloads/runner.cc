@@ -22,8 +22,8 @@
 #include <new>
 #include <thread>
 
-#include "stats/fnv1a.h"
-#include "stats/splitmix64.h"
+#include "base/fnv1a.h"
+#include "base/splitmix64.h"
 #include "workloads/executor.h"
 #include "workloads/fatal.h"
 #include "workloads/seed_chain.h"
@@ -159,8 +159,8 @@ PassOutcome run_pass(Shared& sh, WorkerSlot* slots, unsigned threads,
 
 std::uint64_t combine_digests(std::string_view workload, unsigned threads,
                               const std::vector<Stream>& streams) {
-  std::uint64_t h = stats::splitmix64_mix(stats::fnv1a64(workload) ^ threads);
-  for (const Stream& s : streams) h = stats::splitmix64_mix(h ^ stream_digest(s));
+  std::uint64_t h = base::splitmix64_mix(base::fnv1a64(workload) ^ threads);
+  for (const Stream& s : streams) h = base::splitmix64_mix(h ^ stream_digest(s));
   return h;
 }
 
@@ -176,7 +176,7 @@ Materialized materialize(const WorkloadSpec& spec, unsigned threads, std::uint64
   for (unsigned w = 0; w < threads; ++w) {
     m.seeds[w] = stream_seed(seed, spec.name, threads, block, w);
     gens.emplace_back([&, w] {
-      stats::SplitMix64 rng(m.seeds[w]);
+      base::SplitMix64 rng(m.seeds[w]);
       StreamWriter writer(spec.capacity(ops, threads), threads);
       GenContext ctx{rng, w, threads, ops, writer};
       spec.generate(ctx);

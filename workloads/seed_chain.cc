@@ -1,15 +1,15 @@
 #include "workloads/seed_chain.h"
 
-#include "stats/fnv1a.h"
-#include "stats/splitmix64.h"
+#include "base/fnv1a.h"
+#include "base/splitmix64.h"
 
 namespace heapscope::workloads {
 
 std::uint64_t stream_seed(std::uint64_t campaign_seed, std::string_view workload, unsigned threads,
                           std::uint64_t block, unsigned worker) {
-  using stats::fnv1a64;
-  using stats::kGolden;
-  using stats::splitmix64_mix;
+  using base::fnv1a64;
+  using base::kGolden;
+  using base::splitmix64_mix;
   std::uint64_t s = splitmix64_mix(campaign_seed ^ fnv1a64("heapscope/stream-seed/v1"));
   s = splitmix64_mix(s ^ fnv1a64(workload));
   s = splitmix64_mix(s ^ (std::uint64_t{threads} * kGolden));

@@ -2,7 +2,7 @@
 
 #include <bit>
 
-#include "stats/splitmix64.h"
+#include "base/splitmix64.h"
 #include "workloads/fatal.h"
 
 namespace heapscope::workloads {
@@ -71,7 +71,7 @@ Stream StreamWriter::finish() {
 }
 
 std::uint64_t stream_digest(const Stream& s) {
-  using stats::kGolden;
+  using base::kGolden;
   constexpr std::uint64_t kM1 = 0xbf58476d1ce4e5b9ULL;
   std::uint64_t lane[4] = {kGolden, kGolden * 3, kGolden * 5, kGolden * 7};
   std::size_t i = 0;
@@ -80,10 +80,10 @@ std::uint64_t stream_digest(const Stream& s) {
       lane[l] = std::rotl(lane[l] + s.ops[i + l].word * kM1, 31) * kGolden;
   }
   for (; i < s.size; ++i) lane[i % 4] = std::rotl(lane[i % 4] + s.ops[i].word * kM1, 31) * kGolden;
-  std::uint64_t h = stats::splitmix64_mix(s.size ^ kGolden);
-  h = stats::splitmix64_mix(h ^ s.timed_begin);
-  h = stats::splitmix64_mix(h ^ s.timed_end);
-  for (const std::uint64_t l : lane) h = stats::splitmix64_mix(h ^ l);
+  std::uint64_t h = base::splitmix64_mix(s.size ^ kGolden);
+  h = base::splitmix64_mix(h ^ s.timed_begin);
+  h = base::splitmix64_mix(h ^ s.timed_end);
+  for (const std::uint64_t l : lane) h = base::splitmix64_mix(h ^ l);
   return h;
 }
 

@@ -6,7 +6,7 @@
 #include <span>
 #include <string_view>
 
-#include "stats/splitmix64.h"
+#include "base/splitmix64.h"
 #include "workloads/stream.h"
 
 namespace heapscope::workloads {
@@ -18,7 +18,7 @@ enum class Topology {
 };
 
 struct GenContext {
-  stats::SplitMix64& rng;
+  base::SplitMix64& rng;
   unsigned worker, threads;
   std::uint64_t total_ops;  // allocator calls for the whole cell (all workers)
   StreamWriter& out;

@@ -6,13 +6,13 @@
 #include <cstdint>
 #include <thread>
 
-#include "stats/splitmix64.h"
+#include "base/splitmix64.h"
 
 namespace hs_bench {
 
 // The project's one PRNG: a fixed seed gives every allocator the same size sequence
 // (between(lo, hi): inclusive, unbiased).
-using SplitMix64 = heapscope::stats::SplitMix64;
+using SplitMix64 = heapscope::base::SplitMix64;
 
 inline void cpu_relax() {
 #if defined(__x86_64__) || defined(__i386__)

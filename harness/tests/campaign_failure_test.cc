@@ -3,17 +3,15 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
-#include <spawn.h>
-#include <sys/wait.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
 #include <thread>
 
-#include "campaign_test_util.h"
-#include "sample_runner.h"
-
-extern char** environ;
+#include "harness/campaign/sample_runner.h"
+#include "harness/process/spawn.h"
+#include "harness/tests/campaign_test_util.h"
 
 namespace heapscope::harness::testing {
 namespace {
@@ -155,17 +153,17 @@ TEST(CampaignFailures, ResumeAfterKillCompletesTheSameSampleSet) {
                                          "--ops",        "3000000",
                                          "--seed",       "21",
                                          "--out",        out};
-  std::vector<char*> argv;
-  argv.reserve(args.size() + 1);
-  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
-  pid_t pid = -1;
-  ASSERT_EQ(posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ), 0);
-  posix_spawn_file_actions_destroy(&actions);
+  const int null_fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+  ASSERT_GE(null_fd, 0);
+  SpawnRequest request;
+  request.program = args[0];
+  request.argv = args;
+  request.stdout_fd = null_fd;
+  request.stderr_fd = null_fd;
+  std::string error;
+  const pid_t pid = spawn_process(request, &error);
+  close(null_fd);
+  ASSERT_GT(pid, 0) << error;
   // Kill it (no chance to clean up) once a few samples are on disk.
   std::size_t recorded = 0;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
@@ -175,8 +173,7 @@ TEST(CampaignFailures, ResumeAfterKillCompletesTheSameSampleSet) {
     if (j.is_object() && j.contains("samples")) recorded = j["samples"].size();
   }
   kill(pid, SIGKILL);
-  int status = 0;
-  waitpid(pid, &status, 0);
+  wait_for_exit(pid);
   const auto partial = read_json(out);
   ASSERT_GE(partial["samples"].size(), 3u);
   ASSERT_LT(partial["samples"].size(), 16u) << "the run finished before it was killed";

@@ -3,7 +3,7 @@
 
 #include <map>
 
-#include "campaign_test_util.h"
+#include "harness/tests/campaign_test_util.h"
 #include "stats/paired_effect.h"
 
 namespace heapscope::harness::testing {

@@ -6,8 +6,8 @@
 #include <chrono>
 #include <cstdio>
 
-#include "campaign_test_util.h"
-#include "sample_runner.h"
+#include "harness/campaign/sample_runner.h"
+#include "harness/tests/campaign_test_util.h"
 
 namespace heapscope::harness::testing {
 namespace {

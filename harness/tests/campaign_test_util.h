@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "allocator_registry.h"
-#include "run_command.h"
+#include "harness/process/run_command.h"
+#include "harness/registry/allocator_registry.h"
 
 // The libc.so.6 this process runs on (the glibc allocator's library).
 #define HS_LIBC ::heapscope::harness::libc_path()

@@ -10,10 +10,10 @@
 #include <filesystem>
 #include <map>
 
-#include "campaign_test_util.h"
-#include "fixture_campaign.h"
-#include "manifest.h"
-#include "sha256.h"
+#include "base/sha256.h"
+#include "harness/tests/campaign_test_util.h"
+#include "site/manifest.h"
+#include "site/testing/fixture_campaign.h"
 
 namespace heapscope::harness::testing {
 namespace {
@@ -130,7 +130,7 @@ TEST_F(publish_site, VerifyNamesAReplacedManifest) {
   write(site_ / "manifest.json", dropped_text);
   expect_verify_fails(site_, "manifest.json.sha256");
   // 2. The same with the digest replaced consistently: the file left out is now unlisted.
-  write(site_ / "manifest.json.sha256", site::digest_line(sha256_hex(dropped_text)));
+  write(site_ / "manifest.json.sha256", site::digest_line(base::sha256_hex(dropped_text)));
   expect_verify_fails(site_,
                       manifest["files"][0]["path"].get<std::string>() + ": not in the manifest");
   // 3. A forged entry (wrong hash for index.html), digest consistent: index.html is named.
@@ -140,7 +140,7 @@ TEST_F(publish_site, VerifyNamesAReplacedManifest) {
   }
   const std::string forged_text = forged.dump(1) + "\n";
   write(site_ / "manifest.json", forged_text);
-  write(site_ / "manifest.json.sha256", site::digest_line(sha256_hex(forged_text)));
+  write(site_ / "manifest.json.sha256", site::digest_line(base::sha256_hex(forged_text)));
   expect_verify_fails(site_, "index.html");
   // 4. A complete, consistent forgery (a page changed and everything re-sealed) passes the
   //    self-contained check but not the digest publish printed, kept outside the site.

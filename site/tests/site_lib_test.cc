@@ -8,30 +8,30 @@
 #include <filesystem>
 #include <fstream>
 
-#include "comparison_key.h"
-#include "envelope.h"
-#include "fixture_campaign.h"
-#include "history.h"
-#include "html.h"
-#include "report.h"
-#include "schema_validation.h"
-#include "sha256.h"
-#include "site_files.h"
-#include "site_verify.h"
+#include "base/sha256.h"
+#include "site/comparison_key.h"
+#include "site/envelope.h"
+#include "site/history.h"
+#include "site/html.h"
+#include "site/schema_validation.h"
+#include "site/site_files.h"
+#include "site/site_verify.h"
+#include "site/testing/fixture_campaign.h"
 
 namespace heapscope::site {
 namespace {
 
 using testing::fixture_raw_run;
+using testing::fixture_summary;
 using testing::FixtureSpec;
 
 RunInput input_of(const Json& raw) {
   RunInput in;
   in.path = "fixture.json";
   in.text = raw.dump(1);
-  in.sha256 = harness::sha256_hex(in.text);
+  in.sha256 = base::sha256_hex(in.text);
   in.raw = raw;
-  in.summary = harness::summarize_raw_run(raw, "");
+  in.summary = fixture_summary(raw);
   return in;
 }
 
@@ -77,7 +77,7 @@ TEST(Schemas, RejectDriftAtEveryLevel) {
   app["application"] = {{"argv", {"x"}}, {"cwd", "/"}, {"anything", {{"else", 1}}}};
   EXPECT_FALSE(rejected(app, Schema::kRawRun));
 
-  const Json summary = harness::summarize_raw_run(raw, "");
+  const Json summary = fixture_summary(raw);
   Json bad_summary = summary;
   bad_summary["cells"][0]["allocators"][1]["effect_vs_baseline"]["ci_low"] = "low";
   EXPECT_TRUE(rejected(bad_summary, Schema::kSummary));
@@ -252,15 +252,15 @@ TEST(Pages, EscapeTextFromTheRawRun) {
   EXPECT_NE(provenance.find("&lt;script&gt;"), std::string::npos);
 }
 
-// An application summary in the format of harness/app_report.h, written by hand so the test
-// does not depend on that code: rendered generically in an "Application" section.
+// An application summary in the format `hsbench app` reports, written by hand so the test
+// does not depend on the harness: rendered generically in an "Application" section.
 TEST(Pages, ApplicationRunsGetAnApplicationSection) {
   Json raw =
       fixture_raw_run({.allocators = 2, .workloads = 1, .threads = {1}, .application = true});
   RunInput in;
   in.path = "app.json";
   in.text = raw.dump();
-  in.sha256 = harness::sha256_hex(in.text);
+  in.sha256 = base::sha256_hex(in.text);
   in.raw = raw;
   Json effect{{"paired_blocks", 5}, {"effect", 1.25},   {"ci_low", 1.1},
               {"ci_high", 1.4},     {"ci_valid", true}, {"bootstrap_seed", 1}};

@@ -12,8 +12,8 @@
 #include <cmath>
 #include <vector>
 
+#include "base/splitmix64.h"
 #include "stats/paired_effect.h"
-#include "stats/splitmix64.h"
 
 namespace hs = heapscope::stats;
 
@@ -22,7 +22,7 @@ namespace {
 constexpr int kDatasets = 400;
 constexpr std::size_t kResamples = 2000;
 
-double gaussian(hs::SplitMix64& rng) {  // Box–Muller
+double gaussian(heapscope::base::SplitMix64& rng) {  // Box–Muller
   const double u1 = rng.uniform01();
   const double u2 = rng.uniform01();
   return std::sqrt(-2.0 * std::log(1.0 - u1)) * std::cos(2.0 * M_PI * u2);
@@ -30,8 +30,8 @@ double gaussian(hs::SplitMix64& rng) {  // Box–Muller
 
 // Throughput of a baseline and a candidate `true_ratio` times faster, per block, with a
 // shared block effect (the host's mood) and independent noise per sample.
-void simulate(hs::SplitMix64& rng, std::size_t blocks, double true_ratio, std::vector<double>& cand,
-              std::vector<double>& base) {
+void simulate(heapscope::base::SplitMix64& rng, std::size_t blocks, double true_ratio,
+              std::vector<double>& cand, std::vector<double>& base) {
   cand.resize(blocks);
   base.resize(blocks);
   for (std::size_t b = 0; b < blocks; ++b) {
@@ -42,7 +42,7 @@ void simulate(hs::SplitMix64& rng, std::size_t blocks, double true_ratio, std::v
 }
 
 double coverage_of_one(std::uint64_t seed, std::size_t blocks) {
-  hs::SplitMix64 rng(seed);
+  heapscope::base::SplitMix64 rng(seed);
   std::vector<double> a, b;
   int covered = 0;
   for (int k = 0; k < kDatasets; ++k) {
@@ -94,7 +94,7 @@ TEST(BootstrapCoverage, AaCampaignCoversOneAtNearNominalRate) {
 }
 
 TEST(BootstrapCoverage, PlantedTenPercentSlowBaselineIsFlagged) {
-  hs::SplitMix64 rng(77);
+  heapscope::base::SplitMix64 rng(77);
   std::vector<double> a, b;
   int flagged = 0, contains_truth = 0;
   const double truth = 1.0 / 0.9;  // baseline 10% slower -> candidate 1.111x
@@ -113,7 +113,7 @@ TEST(BootstrapCoverage, PlantedTenPercentSlowBaselineIsFlagged) {
 // The bootstrap standard error of the median approaches the asymptotic
 // sqrt(pi/2) * sigma / sqrt(n) for normal data (sigma of the log effect = 0.03*sqrt(2)).
 TEST(BootstrapCoverage, StandardErrorMatchesAsymptoticMedianSe) {
-  hs::SplitMix64 rng(9);
+  heapscope::base::SplitMix64 rng(9);
   std::vector<double> a, b;
   const std::size_t n = 201;
   double sum_se = 0.0;
@@ -129,7 +129,7 @@ TEST(BootstrapCoverage, StandardErrorMatchesAsymptoticMedianSe) {
 }
 
 TEST(BootstrapCoverage, MdeIsTheDocumentedMultipleOfTheSe) {
-  hs::SplitMix64 rng(10);
+  heapscope::base::SplitMix64 rng(10);
   std::vector<double> a, b;
   simulate(rng, 15, 1.0, a, b);
   const auto e = hs::paired_effect(a, b, hs::Direction::kHigherIsBetter, {.seed = 1});

@@ -9,9 +9,9 @@
 #include <limits>
 #include <vector>
 
+#include "base/splitmix64.h"
 #include "stats/bootstrap_seed.h"
 #include "stats/quantile.h"
-#include "stats/splitmix64.h"
 
 namespace hs = heapscope::stats;
 
@@ -43,7 +43,7 @@ TEST(PairedEffect, LowerIsBetterFlipsSoAboveOneMeansBetter) {
 }
 
 TEST(PairedEffect, ByteIdenticalAcrossRuns) {
-  hs::SplitMix64 rng(3);
+  heapscope::base::SplitMix64 rng(3);
   std::vector<double> a(17), b(17);
   for (std::size_t i = 0; i < a.size(); ++i) {
     b[i] = 1e6 * (1 + rng.uniform01());
@@ -71,7 +71,7 @@ TEST(PairedEffect, BootstrapMediansMatchExplicitResamples) {
   std::vector<double> sorted = logs;
   std::sort(sorted.begin(), sorted.end());
   const auto meds = hs::bootstrap_medians(logs, 77, 500);
-  hs::SplitMix64 rng(77);
+  heapscope::base::SplitMix64 rng(77);
   for (const double m : meds) {
     std::vector<double> resample;
     for (std::size_t i = 0; i < sorted.size(); ++i)

@@ -7,7 +7,7 @@
 #include <limits>
 #include <vector>
 
-#include "stats/splitmix64.h"
+#include "base/splitmix64.h"
 
 namespace hs = heapscope::stats;
 
@@ -36,7 +36,7 @@ TEST(Quantile, SmallAndBadInputs) {
 }
 
 TEST(Quantile, MedianAgreesWithBoostMath) {
-  hs::SplitMix64 rng(11);
+  heapscope::base::SplitMix64 rng(11);
   for (std::size_t n = 1; n <= 40; ++n) {
     std::vector<double> v(n);
     for (auto& x : v) x = rng.uniform01() * 100.0 - 20.0;
@@ -49,7 +49,7 @@ TEST(Quantile, MedianAgreesWithBoostMath) {
 // between the same neighbouring order statistics, so on a smooth large sample they
 // agree closely; on 0..n-1 they differ by exactly the documented half-step amounts.
 TEST(Quantile, IqrComparesWithBoostMath) {
-  hs::SplitMix64 rng(12);
+  heapscope::base::SplitMix64 rng(12);
   std::vector<double> v(4001);
   for (auto& x : v) x = rng.uniform01();
   std::vector<double> copy = v;

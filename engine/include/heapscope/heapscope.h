@@ -13,7 +13,7 @@
 // re-zeroing call that shrinks in place zeroes the tail it gives up, so the invariant "every
 // byte past the requested size reads zero" holds across calls. Hence on growth every byte from
 // the old *requested* size up to the new size reads as zero (provided the program never wrote
-// past its requested size); bytes below the old size are kept. (The reference zeroes only from
+// past its requested size); bytes below the old size are kept. (mimalloc-pprof zeroes only from
 // the old usable size and leaves stale bytes after an in-place shrink.)
 #pragma once
 
@@ -112,9 +112,8 @@ HS_API int hs_heap_stats_get(const hs_heap_t* heap, hs_stats_t* out);
 // Writes the statistics to stderr (or fd) without allocating.
 HS_API void hs_stats_print(int fd);
 
-// ---- options
-// ------------------------------------------------------------------------------------- One table;
-// every option is also read from HEAPSCOPE_<NAME> in the environment at start-up.
+// ---- options ----------------------------------------------------------------------------------
+// One table; every option is also read from HEAPSCOPE_<NAME> in the environment at start-up.
 typedef enum hs_option_e {
   hs_option_verbose = 0,  // HEAPSCOPE_VERBOSE: print warnings and errors (default 0)
   hs_option_show_stats,   // HEAPSCOPE_SHOW_STATS: print statistics at exit (default 0)

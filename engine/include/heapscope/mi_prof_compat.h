@@ -1,5 +1,6 @@
-// Source compatibility for programs written against the reference profiler's mi_prof_* API
-// (mimalloc-pprof). Include this instead of its profile header; the calls then go to heapscope.
+// Source compatibility for programs written against the mi_prof_* API of mimalloc-pprof (a
+// mimalloc fork with a sampled heap profiler). Include this instead of its profile header; the
+// calls then go to heapscope.
 //
 // What differs, on purpose:
 //   * the structs are heapscope's (hs_prof_config_t, hs_prof_stats_t): fields are named
@@ -49,7 +50,7 @@ typedef void(mi_prof_write_fun)(void* arg, const char* buf, size_t len);
 #define mi_prof_snapshot_free hs_prof_snapshot_free
 #define mi_prof_modules_visit hs_prof_modules_visit
 
-// The reference's writers return nothing; heapscope's return whether to go on.
+// mimalloc-pprof's writers return nothing; heapscope's return whether to go on.
 typedef struct mi_prof_writer_adapter_s {
   mi_prof_write_fun* write;
   void* arg;
@@ -71,7 +72,7 @@ static inline bool mi_prof_dump_proto_writer(mi_prof_write_fun* write, void* arg
   return write != NULL && hs_prof_dump_proto_writer(mi_prof_adapt_write, &adapter);
 }
 
-// Deprecated in the reference; kept for old callers.
+// Deprecated in mimalloc-pprof; kept for old callers.
 static inline void mi_prof_debug_stats(size_t* records, size_t* bytes, size_t* unique_stacks) {
   hs_prof_stats_t stats = HS_PROF_STATS_INIT;
   bool ok = hs_prof_stats_get(&stats);

@@ -1,4 +1,4 @@
-// heapscope engine: the sampled heap profiler.
+// heapscope engine: the sampled heap profiler (contract: engine/docs/design.md#profiler-contract).
 //
 // Off by default at zero cost: a build with the profiler compiled in does not sample until
 // hs_prof_start* is called or HEAPSCOPE_PROF=1 is set. While running, allocations are sampled

@@ -3,7 +3,7 @@
 // The environment is parsed without allocating (start-up runs inside the first malloc).
 #include "profiler/config.h"
 
-#include "common.h"
+#include "core/common.h"
 #include "platform/platform.h"
 
 namespace heapscope::prof {

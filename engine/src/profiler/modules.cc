@@ -2,7 +2,7 @@
 // under the profiler's names, and the public hs_prof_visit_modules adaptor.
 #include "profiler/modules.h"
 
-#include "common.h"
+#include "core/common.h"
 
 #if HS_PROFILER
 

@@ -19,8 +19,9 @@
 
 #include <atomic>
 
-#include "alloc_inline.h"
+#include "core/alloc_inline.h"
 #include "heapscope/profile.h"
+#include "internal.h"
 
 namespace heapscope::prof {
 

@@ -1,6 +1,6 @@
 #include "profiler/proto_encoder.h"
 
-#include "common.h"
+#include "core/common.h"
 #include "platform/platform.h"
 
 #if HS_PROFILER

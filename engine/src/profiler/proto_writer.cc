@@ -5,7 +5,7 @@
 //
 // Layout written: sample_type x4, sample*, mapping*, location*, function*, string_table*,
 // time_nanos, period_type, period, comment, default_sample_type.
-#include "common.h"
+#include "core/common.h"
 
 #if HS_PROFILER
 

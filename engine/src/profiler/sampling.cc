@@ -9,7 +9,7 @@
 #include <math.h>
 
 #include "profiler/prof_internal.h"
-#include "stats/splitmix64.h"
+#include "base/splitmix64.h"
 
 namespace heapscope::prof {
 
@@ -25,10 +25,10 @@ int64_t draw_distance(ThreadData* td, uint64_t interval) {
   if (td->prof_rng_generation != seed_generation) {
     td->prof_rng_generation = seed_generation;
     uint64_t seed = g_seed_for_generation.load(std::memory_order_relaxed);
-    td->prof_rng = stats::splitmix64_mix(seed ^ stats::splitmix64_mix(td->ordinal + 1));
+    td->prof_rng = base::splitmix64_mix(seed ^ base::splitmix64_mix(td->ordinal + 1));
   }
-  td->prof_rng += stats::kGolden;
-  uint64_t bits = stats::splitmix64_mix(td->prof_rng);
+  td->prof_rng += base::kGolden;
+  uint64_t bits = base::splitmix64_mix(td->prof_rng);
   double uniform = static_cast<double>(bits >> 11) * 0x1.0p-53;  // [0, 1)
   double distance = -log1p(-uniform) * static_cast<double>(interval);
   if (distance > 0x1.0p62) distance = 0x1.0p62;

@@ -1,6 +1,6 @@
 #include "profiler/symbolizer.h"
 
-#include "common.h"
+#include "core/common.h"
 #include "platform/platform.h"
 #include "support/format.h"
 

@@ -243,7 +243,9 @@ TEST(Options, DefaultsWhenTheEnvironmentIsUnset) {
   if (std::getenv("HEAPSCOPE_SHOW_STATS") == nullptr) {
     EXPECT_EQ(hs_option_get(hs_option_show_stats), 0);
   }
-  EXPECT_GE(hs_option_get(hs_option_huge_cache_bytes), 0);
+  if (std::getenv("HEAPSCOPE_HUGE_CACHE_BYTES") == nullptr) {
+    EXPECT_EQ(hs_option_get(hs_option_huge_cache_bytes), 64L << 20);
+  }
 }
 
 TEST(Options, SetThenGet) {

@@ -1,6 +1,6 @@
-// SliceMap (engine/src/slice_map.h) against a std::bitset model: random sets, every run
+// SliceMap (engine/src/core/slice_map.h) against a std::bitset model: random sets, every run
 // length, runs that cross word boundaries.
-#include "slice_map.h"
+#include "core/slice_map.h"
 
 #include <gtest/gtest.h>
 

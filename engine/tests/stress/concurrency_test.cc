@@ -232,7 +232,7 @@ TEST(Threads, FreesIntoExitedThreadsSegmentsRaceWithReclaim) {
     {
       std::vector<std::thread> producers;
       for (int t = 0; t < kProducers; ++t) {
-        producers.emplace_back([&made, t, round, per_producer] {
+        producers.emplace_back([&made, t, round] {
           SplitMix64 rng(0xAB0 + static_cast<uint64_t>(round * kProducers + t));
           for (size_t i = 0; i < per_producer; ++i) {
             const size_t n =

@@ -12,7 +12,7 @@
 #include <fstream>
 #include <thread>
 
-#include "stats/splitmix64.h"
+#include "base/splitmix64.h"
 
 namespace hs_test {
 
@@ -54,7 +54,7 @@ inline size_t scaled(size_t n) {
 }
 
 // The project's one PRNG (header-only; between(lo, hi) is inclusive and unbiased).
-using SplitMix64 = heapscope::stats::SplitMix64;
+using SplitMix64 = heapscope::base::SplitMix64;
 
 inline constexpr size_t kKiB = 1024;
 inline constexpr size_t kMiB = 1024 * 1024;

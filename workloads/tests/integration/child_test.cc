@@ -112,7 +112,6 @@ TEST(Child, ListPrintsTheWorkloadTable) {
 }
 
 TEST(Child, RefusesToRunOnTheWrongAllocator) {
-  if (!HS_HAVE_PROBE) GTEST_SKIP() << "built without heapscope_probe";
   if (!hs_test::exists(hs_test::kJemalloc)) GTEST_SKIP() << "jemalloc missing";
   const std::vector<std::string> base = {"--workload", "tiny-hot", "--ops", "1000"};
   auto expect = base;

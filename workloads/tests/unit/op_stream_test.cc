@@ -9,7 +9,6 @@
 #include "workloads/workload.h"
 
 namespace wl = heapscope::workloads;
-namespace hs = heapscope::stats;
 
 TEST(Op, RoundTripsEveryField) {
   const auto op = wl::Op::make(wl::OpKind::kAligned, wl::kMaxSlots - 1, 4u << 20, 63, 12);
@@ -21,7 +20,7 @@ TEST(Op, RoundTripsEveryField) {
 }
 
 TEST(SizeDraw, LogUniformStaysInRangeWithEqualOctaves) {
-  hs::SplitMix64 rng(3);
+  heapscope::base::SplitMix64 rng(3);
   std::array<int, 12> octave{};
   const int draws = 90000;
   for (int i = 0; i < draws; ++i) {

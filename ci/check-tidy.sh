@@ -1,0 +1,118 @@
+#!/usr/bin/env bash
+# Runs clang-tidy (checks from the checked-in .clang-tidy, every finding an error) over the
+# C/C++ translation units of the Release build's compile_commands.json.
+# Usage: ci/check-tidy.sh [--all] [--base REF] [--build-dir DIR]
+#   default:     the files changed against REF (tracked changes and new files in the work
+#                tree included); a changed header selects the translation units that include it.
+#   --base REF:  compare against REF; default: merge-base with origin/main when that exists,
+#                else HEAD~1.
+#   --all:       every translation unit of the build.
+#   --build-dir: where compile_commands.json lives; default build/release (configured when
+#                missing). Generated sources must exist, so build the Release preset first.
+# HEAPSCOPE_TIDY_JOBS sets the parallelism (default 2).
+# Exits non-zero when clang-tidy reports anything (or is missing).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+all=0
+base=""
+build_dir=build/release
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --all) all=1 ;;
+    --base) base="$2"; shift ;;
+    --build-dir) build_dir="$2"; shift ;;
+    *) echo "check-tidy: unknown argument $1" >&2; exit 2 ;;
+  esac
+  shift
+done
+
+clang_tidy="${CLANG_TIDY:-$(command -v clang-tidy || command -v clang-tidy-14 || true)}"
+if [ -z "$clang_tidy" ]; then
+  echo "check-tidy: clang-tidy not found (run ci/install-deps.sh)" >&2
+  exit 2
+fi
+if [ ! -f "$build_dir/compile_commands.json" ]; then
+  cmake --preset release >/dev/null
+fi
+
+# One entry per source file: some sources are compiled into several targets with the same
+# flags, and clang-tidy would otherwise check each of them once per entry. Only tracked
+# sources of the repository count (generated files in the build tree are not ours to lint).
+tidy_db="$build_dir/check-tidy"
+mkdir -p "$tidy_db"
+mapfile -t units < <(python3 - "$build_dir/compile_commands.json" "$tidy_db/compile_commands.json" \
+                       "$PWD" <<'EOF'
+import json, os, sys
+src, dst, root = sys.argv[1], sys.argv[2], os.path.realpath(sys.argv[3])
+seen, out = set(), []
+for entry in json.load(open(src)):
+    path = os.path.realpath(os.path.join(entry["directory"], entry["file"]))
+    if path in seen or not path.startswith(root + "/") or "/build/" in path[len(root):]:
+        continue
+    seen.add(path)
+    out.append(entry)
+    print(os.path.relpath(path, root))
+json.dump(out, open(dst, "w"), indent=1)
+EOF
+)
+
+if [ $all -eq 1 ]; then
+  files=("${units[@]}")
+else
+  if [ -z "$base" ]; then
+    if git rev-parse -q --verify origin/main >/dev/null; then
+      base=$(git merge-base HEAD origin/main)
+    else
+      base=HEAD~1
+    fi
+  fi
+  mapfile -t changed < <({ git diff --name-only --diff-filter=ACMR "$base" --;
+                           git ls-files --others --exclude-standard; } |
+                         grep -E '\.(c|cc|cpp|h|hpp)$' | sort -u || true)
+  declare -A pick=()
+  for unit in "${units[@]}"; do
+    for f in "${changed[@]}"; do
+      if [ "$unit" = "$f" ]; then pick[$unit]=1; fi
+    done
+  done
+  # A changed header: every unit whose text includes it by its repository-relative path
+  # or, for includes relative to the header's folder, by its file name.
+  for f in "${changed[@]}"; do
+    case "$f" in *.h|*.hpp) ;; *) continue ;; esac
+    name=$(basename "$f")
+    for unit in "${units[@]}"; do
+      if grep -qE "#[[:space:]]*include[[:space:]]*[\"<]([^\">]*/)?$name[\">]" "$unit"; then
+        pick[$unit]=1
+      fi
+    done
+  done
+  files=("${!pick[@]}")
+  echo "check-tidy: base $(git rev-parse --short "$base"), ${#changed[@]} changed C/C++ files"
+fi
+
+if [ ${#files[@]} -eq 0 ]; then
+  echo "check-tidy: no translation units to check"
+  exit 0
+fi
+
+jobs="${HEAPSCOPE_TIDY_JOBS:-2}"
+log="$tidy_db/last.log"
+start=$(date +%s)
+status=0
+# The build is GCC's: its compile commands carry GCC-only flags (-Wno-restrict, ...) and the
+# code GCC-only attributes (noipa, noclone), which clang would report as unknown.
+printf '%s\0' "${files[@]}" |
+  xargs -0 -P "$jobs" -n 1 "$clang_tidy" -p "$tidy_db" --quiet --warnings-as-errors='*' \
+    --extra-arg=-Wno-unknown-warning-option --extra-arg=-Wno-unknown-attributes \
+  >"$log" 2>&1 || status=$?
+elapsed=$(( $(date +%s) - start ))
+# clang-tidy prints "N warnings generated." for findings suppressed by the header filter or
+# NOLINT; only real diagnostics matter.
+grep -vE '^[0-9]+ warnings? (and [0-9]+ errors? )?generated\.$|^Suppressed [0-9]+ warnings|^Use -header-filter|^Use -system-headers' \
+  "$log" || true
+if [ $status -ne 0 ]; then
+  echo "check-tidy: findings in ${#files[@]} translation units (${elapsed} s)" >&2
+  exit 1
+fi
+echo "check-tidy: ${#files[@]} translation units clean (${elapsed} s)"

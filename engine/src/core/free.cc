@@ -1,0 +1,129 @@
+// The generic free path: every free the fast path (alloc_inline.h, free_impl) does not finish
+// itself: frees by other threads, into full, checked, sampled or abandoned pages, huge blocks
+// and pointers that are not ours.
+//
+//   free_impl ──(owner thread, page flags clear)──> push local [alloc_inline.h]
+//        └─ free_generic ─> huge | full-page | checked | remote push (+ hint)
+#include "core/alloc_inline.h"
+#include "core/heap.h"
+#include "core/huge.h"
+#include "core/options.h"
+#include "core/page_queue.h"
+#include "core/profiler_hooks.h"
+#include "core/segment.h"
+#include "core/thread.h"
+#include "platform/platform.h"
+
+namespace heapscope {
+
+// Frees are counted by the freeing thread. A thread that only frees (a consumer) gets a heap
+// on its first free, so its counting stays a plain add instead of a locked global one.
+static void count_free(size_t block_size) {
+  Heap* heap = tls_heap;
+  if (HS_UNLIKELY(heap == &g_empty_heap)) heap = thread_heap_init();
+  if (heap != nullptr) {
+    heap->counters.free_count.add(1);
+    heap->counters.freed_total.add(block_size);
+  } else {
+    g_counters.dead_free_count.fetch_add(1, std::memory_order_relaxed);
+    g_counters.dead_freed.fetch_add(block_size, std::memory_order_relaxed);
+  }
+}
+
+static void free_remote(Page* page, Block* block) {
+  Block* head = page->thread_free.load(std::memory_order_relaxed);
+  do {
+    block->next = head;
+  } while (!page->thread_free.compare_exchange_weak(head, block, std::memory_order_seq_cst,
+                                                    std::memory_order_relaxed));
+  if (page->remote_in_full.load(std::memory_order_seq_cst) != 0) {
+    // Heap structs are never unmapped, so a stale owner only costs a spurious scan. No
+    // owner: the page was abandoned after we read its owner; a live thread sweeps for it.
+    Heap* owner = __atomic_load_n(&page->heap, __ATOMIC_RELAXED);
+    if (owner != nullptr) {
+      owner->remote_hint.store(true, std::memory_order_release);
+    } else {
+      g_abandoned_freed_into.store(true, std::memory_order_release);
+    }
+  }
+}
+
+static bool block_in_list(const Block* list, const Block* block) {
+  for (; list != nullptr; list = list->next) {
+    if (list == block) return true;
+  }
+  return false;
+}
+
+static void check_free(Page* page, void* p, bool owner) {
+  uint8_t* start = page->area;
+  size_t offset = static_cast<size_t>(static_cast<uint8_t*>(p) - start);
+  if (offset % page->block_size != 0 || offset / page->block_size >= page->capacity) {
+    fatal("heapscope: invalid free of a pointer that is not a block start", p);
+  }
+  Block* block = static_cast<Block*>(p);
+  if (owner && (block_in_list(page->free, block) || block_in_list(page->local_free, block))) {
+    fatal("heapscope: double free detected", p);
+  }
+}
+
+void free_generic(Page* page, void* p) {
+  if (HS_UNLIKELY(page->block_size == 0)) {
+    if (option(hs_option_check_frees) != 0)
+      fatal("heapscope: free of a pointer into unused memory", p);
+    warning("heapscope: ignoring free of a pointer into unused memory", p);
+    return;
+  }
+#if HS_PROFILER
+  // A live sample sends every free of its page here for as long as it lives. The owner's
+  // frees of the page's other blocks finish as on the fast path after one bitmap test.
+  // (Tested inline in free_impl instead, this check cost the fast path an instruction.)
+  if (page->owner_word.load(std::memory_order_relaxed) ==
+          (os::thread_id() | (uintptr_t{kPageSampled} << kPageFlagShift)) &&
+      !page_block_is_sample(page, p)) {
+    free_to_own_page(page, p);
+    return;
+  }
+  if (page_flags(page) & kPageSampled) sampled_free(page, p);
+#endif
+  if (page_flags(page) & kPageHuge) {
+    count_free(page->block_size);
+    huge_free(page);
+    return;
+  }
+  // Acquire: a 0 read here means the segment's abandoned flag is visible (abandon_segments).
+  uintptr_t owner_tid = page_owner_tid(page, std::memory_order_acquire);
+  bool owner = owner_tid == os::thread_id();
+  // A page of an exited thread: take its segment over first, then free as its owner.
+  // Normal (not huge) pages live in their segment's header, so the segment is an align-down.
+  if (owner_tid == 0 && reclaim_segment_on_free(reinterpret_cast<Segment*>(
+                            reinterpret_cast<uintptr_t>(page) & ~kSegmentMask))) {
+    owner = true;
+  }
+  if (page_flags(page) & kPageChecked) check_free(page, p, owner);
+  Block* block = static_cast<Block*>(p);
+  count_free(page->block_size);
+  if (!owner) {
+    free_remote(page, block);
+    return;
+  }
+  Heap* heap = page->heap;
+  if (page_flags(page) & kPageInFull) unmark_full(heap, page);
+  block->next = page->local_free;
+  page->local_free = block;
+  if (--page->used == 0) page_retire(heap, page);
+}
+
+void free_unusual(void* p) {
+  if (p == nullptr) return;
+  Segment* segment = segment_of_slow(p);
+  if (segment == nullptr) {
+    if (option(hs_option_check_frees) != 0)
+      fatal("heapscope: free of a pointer heapscope does not own", p);
+    warning("heapscope: ignoring free of a foreign pointer", p);
+    return;
+  }
+  free_generic(&segment->pages[0], p);
+}
+
+}  // namespace heapscope

@@ -1,0 +1,85 @@
+// Heaps: one per thread (plus first-class heaps), a direct table from size to page and a page
+// queue per size class; the generic malloc and free paths, and the heap life cycle.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+
+#include "core/common.h"
+#include "core/page.h"
+#include "core/size_class.h"
+#include "core/stats.h"
+#include "heapscope/profile.h"
+
+namespace heapscope {
+
+struct ThreadData;
+
+// The direct table starts out pointing every slot at the (always empty) page, so a heap
+// that has allocated nothing yet, and the static empty heap, miss into the generic path.
+struct DirectTable {
+  Page* slots[kDirectSlots];         // (size+15)/16, sizes up to kSmallDirectMax
+  Page* medium[kMediumDirectSlots];  // (size+255)/256, sizes above that up to kMediumBlockMax
+  constexpr DirectTable() : slots(), medium() {
+    for (Page*& slot : slots) slot = &g_empty_page;
+    for (Page*& slot : medium) slot = &g_empty_page;
+  }
+};
+
+struct alignas(64) Heap {
+  DirectTable direct;  // size -> the first page of its class, maybe with free blocks
+  // Bytes until the next profiler sample. With the profiler compiled in it doubles as the
+  // requested-bytes counter (requested = requested_folded + countdown_armed - countdown), so
+  // the fast path pays one subtract-and-branch in place of an add, not on top of it.
+  int64_t sample_countdown = INT64_MAX;
+  int64_t countdown_armed = INT64_MAX;  // the value sample_countdown was last set to
+  uint64_t requested_folded = 0;        // requested bytes counted before that
+  uintptr_t thread_id = 0;
+  HeapCounters counters;
+  PageQueue queues[kBinCount];
+  PageQueue full;
+  // The one empty large page (a single-block page) kept for a malloc/free ping-pong; keeping
+  // one per class would hold megabytes per class resident when a program cycles sizes.
+  Page* kept_large = nullptr;
+  std::atomic<bool> remote_hint{false};  // a remote free landed in a full page
+  ThreadData* td = nullptr;
+  bool is_default = false;
+  Heap* registry_next = nullptr;  // all live heaps (for statistics) / pool free list
+  Heap* registry_prev = nullptr;
+  Heap* user_next = nullptr;           // the thread's first-class heaps
+  std::atomic<uint32_t> huge_lock{0};  // guards huge_list (first-class heaps only)
+  Page* huge_list = nullptr;
+  // Profiler state of this heap (profiler/sampling.cc), touched on the slow path only.
+  uint64_t prof_generation = 0;                // the sampling generation the countdown belongs to
+  uint64_t prof_interval = 0;                  // mean sample distance now (0: not sampling)
+  uint64_t prof_bytes_since_sample = 0;        // distance covered by the last sample
+  hs_profiler_t* prof_owner = nullptr;         // user profiler sampling this heap now
+  void* prof_last_sample = nullptr;            // the block record_sample saw last
+  hs_profiler_t* attached_profiler = nullptr;  // hs_heap_profile
+  bool profile_disabled = false;               // hs_heap_profile_disable
+};
+
+extern Heap g_empty_heap;
+// __thread (not thread_local): constant-initialized, so no TLS wrapper call on the fast path.
+extern __thread Heap* tls_heap __attribute__((tls_model("initial-exec")));
+
+// ---- generic paths (malloc_generic.cc, free.cc) ---------------------------------------------
+// count_sample: false when the fast path already charged the sample countdown.
+void* malloc_generic(Heap* heap, size_t size, bool count_sample = true);
+void* malloc_sampled(Heap* heap, size_t size);
+void free_unusual(void* p);  // huge tails and foreign pointers
+void free_generic(Page* page, void* p);
+
+// ---- life cycle (heap_lifecycle.cc) ----------------------------------------------------------
+void heap_delete_migrate(Heap* heap);
+void heap_destroy_pages(Heap* heap);
+void heap_init(Heap* heap, ThreadData* td, bool is_default);
+void heap_adopt_page(Heap* heap, Page* page);  // put a reclaimed page into heap's queues
+void heap_release_idle_pages(Heap* heap);      // the kept last page of a class, if empty
+void heap_release_all(Heap* heap);             // collect everything; free empty pages
+
+// ---- growth in place (grow_in_place.cc) -------------------------------------------------------
+bool large_grow_in_place(Page* page, size_t new_size);  // owner's one-block page
+void* malloc_one_block_page(Heap* heap, size_t size);   // growing realloc, sampled small block
+
+}  // namespace heapscope

@@ -1,0 +1,109 @@
+// The heap life cycle: set-up, adoption of reclaimed pages, release of idle or empty pages,
+// and the end of a first-class heap (migrating its pages, or destroying them with it).
+#include "core/heap.h"
+#include "core/huge.h"
+#include "core/page_queue.h"
+#include "core/profiler_hooks.h"
+#include "core/segment.h"
+#include "core/spin_lock.h"
+#include "core/thread.h"
+#include "platform/platform.h"
+
+namespace heapscope {
+
+void heap_init(Heap* heap, ThreadData* td, bool is_default) {
+  heap->td = td;
+  heap->is_default = is_default;
+  heap->thread_id = os::thread_id();
+  // Page::owner_word keeps the flags above the id (core/page.h).
+  if (HS_UNLIKELY((heap->thread_id & ~kOwnerTidMask) != 0)) {
+    fatal("thread pointer uses the top byte; page owner words cannot hold it",
+          reinterpret_cast<void*>(heap->thread_id));
+  }
+#if HS_PROFILER
+  prof_heap_init(heap);
+#endif
+}
+
+void heap_adopt_page(Heap* heap, Page* page) {
+  page_flags_clear(page, kPageInFull);
+  page->remote_in_full.store(0, std::memory_order_relaxed);
+  __atomic_store_n(&page->heap, heap, __ATOMIC_RELAXED);
+  page_set_owner(page, heap->thread_id, std::memory_order_release);
+  queue_push(heap, page, false);
+}
+
+template <typename Fn>
+static void for_each_page(Heap* heap, Fn&& fn) {
+  for (size_t bin = 0; bin <= kBinCount; ++bin) {
+    PageQueue* queue = bin == kBinCount ? &heap->full : &heap->queues[bin];
+    Page* page = queue->first;
+    while (page != nullptr) {
+      Page* next = page->next;
+      fn(page);
+      page = next;
+    }
+  }
+}
+
+// The page page_retire kept for a class stays only while the class is in use: at a purge
+// round an empty one goes back to its segment (reused without faults until it is purged).
+void heap_release_idle_pages(Heap* heap) {
+  for (size_t bin = 1; bin < kBinCount; ++bin) {
+    Page* page = heap->queues[bin].first;
+    if (page == nullptr || page != heap->queues[bin].last || page_live(page) != 0) continue;
+    if (page->thread_free.load(std::memory_order_relaxed) != nullptr) continue;
+    queue_remove(heap, page);
+    span_free(heap->td, page);
+  }
+}
+
+void heap_release_all(Heap* heap) {
+  for_each_page(heap, [heap](Page* page) {
+    page_collect(page);
+    if (page_live(page) == 0) {
+      queue_remove(heap, page);
+      span_free(heap->td, page);
+    }
+  });
+}
+
+void heap_delete_migrate(Heap* heap) {
+  Heap* target = heap->td->default_heap;
+  for_each_page(heap, [heap, target](Page* page) {
+    queue_remove(heap, page);
+    heap_adopt_page(target, page);
+  });
+  spin_lock(heap->huge_lock);
+  for (Page* page = heap->huge_list; page != nullptr; page = page->next) {
+    // The default heap keeps no huge list; the block simply belongs to it from now on.
+    page->huge_tracked.store(0, std::memory_order_relaxed);
+    __atomic_store_n(&page->heap, target, __ATOMIC_RELEASE);
+  }
+  heap->huge_list = nullptr;
+  spin_unlock(heap->huge_lock);
+}
+
+void heap_destroy_pages(Heap* heap) {
+#if HS_PROFILER
+  prof_heap_destroy(heap);
+#endif
+  for_each_page(heap, [heap](Page* page) {
+    page_collect(page);  // remote frees were counted by the threads that made them
+    heap->counters.free_count.add(page_live(page));
+    heap->counters.freed_total.add(uint64_t{page_live(page)} * page->block_size);
+    queue_remove(heap, page);
+    span_free(heap->td, page);
+  });
+  for (;;) {
+    spin_lock(heap->huge_lock);
+    Page* page = heap->huge_list;
+    spin_unlock(heap->huge_lock);
+    if (page == nullptr) break;
+    heap->counters.free_count.add(1);
+    heap->counters.freed_total.add(page->block_size);
+    huge_free(page);  // unlinks it from huge_list under the lock
+  }
+}
+
+}  // namespace heapscope

@@ -1,0 +1,139 @@
+// The generic (slow) malloc path: the fast path's miss (alloc_inline.h) finds or makes a page
+// with a free block, serves sizes above the direct tables and huge sizes, and places samples.
+//
+//   malloc_impl ──(direct page has a block)──> pop            [alloc_inline.h]
+//        └─ malloc_generic ─> find_page ─> collect / extend / full list / fresh page
+#include <errno.h>
+
+#include "core/alloc_inline.h"
+#include "core/heap.h"
+#include "core/huge.h"
+#include "core/page_queue.h"
+#include "core/profiler_hooks.h"
+#include "core/segment.h"
+#include "core/thread.h"
+
+namespace heapscope {
+
+static Page* page_fresh(Heap* heap, size_t bin) {
+  Page* page = span_alloc(heap->td, bin_page_slices(bin));
+  if (page == nullptr) return nullptr;
+  page_init(page, heap, bin);
+  page_extend(page);
+  queue_push(heap, page, true);
+  return page;
+}
+
+static Page* find_page(Heap* heap, size_t bin) {
+  // Sizes above the direct tables land here on every call: serve them straight from the
+  // queue's first page when it has a block, before any housekeeping.
+  Page* first = heap->queues[bin].first;
+  if (first != nullptr && page_ready_block(first) != nullptr) return first;
+  if (heap->remote_hint.load(std::memory_order_relaxed) &&
+      heap->remote_hint.exchange(false, std::memory_order_acquire)) {
+    heap_collect_full(heap);
+  }
+  if (HS_UNLIKELY(g_abandoned_freed_into.load(std::memory_order_relaxed))) {
+    reclaim_freed_into(heap->td);
+  }
+  purge_due(heap->td, false);
+  PageQueue* queue = &heap->queues[bin];
+  Page* page = queue->first;
+  while (page != nullptr) {
+    Page* next = page->next;
+    if (page->free == nullptr) page_collect(page);
+    if (page->free == nullptr) page_extend(page);
+    if (page->free != nullptr) {
+      if (page != queue->first) {
+        queue_remove(heap, page);
+        queue_push(heap, page, true);
+      }
+      return page;
+    }
+    if (!mark_full(heap, page)) continue;  // remote frees arrived: collect them next round
+    page = next;
+  }
+  return page_fresh(heap, bin);
+}
+
+// The fast path's countdown crossed zero (only with the profiler compiled in).
+HS_TEXT HS_NOINLINE void* malloc_sampled(Heap* heap, size_t size) {
+#if HS_PROFILER
+  bool sample = sample_countdown_expired(heap, size);
+  if (!sample && size <= kMediumBlockMax) {
+    // Mostly the idle re-check of a stopped profiler (every kIdleRecheckBytes): finish as the
+    // fast path would have, not through the generic path.
+    Page* page = direct_page(heap, size);
+    if (Block* block = page_ready_block(page)) return page_pop_charged(heap, page, block, size);
+  }
+  void* p = nullptr;
+  if (sample && sample_wants_own_page(heap, size)) {
+    // A live sample flags its page, sending every free into that page off the fast path
+    // for as long as it lives: on a page of its own it flags nothing else. The page costs
+    // a slice of address space and an OS page of memory per live sample, so only at
+    // intervals where that stays small against the bytes between samples; and a page's
+    // setup and release per sample, so only for small blocks, whose pages hold hundreds
+    // of others and whose samples are rare per allocation.
+    p = malloc_one_block_page(heap, size);
+  }
+  if (p == nullptr) p = malloc_generic(heap, size, false);
+  if (sample && p != nullptr) record_sample(heap, p, size);
+  return p;
+#else
+  return malloc_generic(heap, size, false);
+#endif
+}
+
+// Every allocation reaching malloc_generic was charged to the countdown (the requested-bytes
+// count) by its caller or below; a failed one is taken back out.
+static void uncount_requested(Heap* heap, size_t size) {
+#if HS_PROFILER
+  countdown_shift(heap, static_cast<int64_t>(size));
+#else
+  (void)heap;
+  (void)size;
+#endif
+}
+
+HS_TEXT HS_NOINLINE void* malloc_generic(Heap* heap, size_t size, bool count_sample) {
+  if (HS_UNLIKELY(heap == &g_empty_heap)) {
+    heap = thread_heap_init();
+    if (heap == nullptr) {
+      errno = ENOMEM;
+      return nullptr;
+    }
+  }
+  if (HS_UNLIKELY(size > kMaxAllocSize)) {
+    errno = ENOMEM;
+    return nullptr;
+  }
+#if HS_PROFILER
+  if (count_sample && HS_UNLIKELY(countdown_charge(heap, size)) &&
+      sample_countdown_expired(heap, size)) {
+    // A tail call would lose this frame's return address, which the stack walk needs.
+    void* p = malloc_generic(heap, size, false);
+    if (p != nullptr) record_sample(heap, p, size);
+    return p;
+  }
+#else
+  (void)count_sample;
+#endif
+  if (size > kLargeMax) {
+    void* p = huge_alloc(heap, size, 0, false);
+    if (p == nullptr) {
+      uncount_requested(heap, size);
+      errno = ENOMEM;
+    }
+    return p;
+  }
+  size_t bin = bin_of(size);
+  Page* page = find_page(heap, bin);
+  if (HS_UNLIKELY(page == nullptr)) {
+    uncount_requested(heap, size);
+    errno = ENOMEM;
+    return nullptr;
+  }
+  return page_pop_charged(heap, page, page->free, size);
+}
+
+}  // namespace heapscope

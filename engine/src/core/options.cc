@@ -1,0 +1,104 @@
+// The options table: one row per option (name, default, meaning). Each option is read from
+// HEAPSCOPE_<NAME> (upper-cased) at start-up and can be changed with hs_option_set.
+#include "core/options.h"
+
+#include <atomic>
+
+#include "core/stats.h"
+#include "core/thread.h"
+#include "platform/platform.h"
+
+namespace heapscope {
+
+namespace {
+
+struct OptionRow {
+  const char* name;
+  long default_value;
+  const char* meaning;
+};
+
+constexpr OptionRow kOptions[hs_option_count_] = {
+    {"verbose", 0, "print warnings about misuse (foreign or invalid frees) to stderr"},
+    {"show_stats", 0, "print allocator statistics to stderr at exit"},
+    {"purge_delay", 10, "milliseconds before free memory is returned to the OS (-1: never)"},
+    {"huge_cache_bytes", 64L << 20, "bytes of freed huge mappings kept for reuse"},
+    {"check_frees", HS_DEBUG, "abort on double, invalid or foreign frees"},
+    {"purge_delay_max", 250,
+     "ceiling (ms) the purge delay may grow to while purged memory keeps being reused"},
+    {"dirty_max_bytes", 64L << 20,
+     "free memory one thread keeps resident while it waits for the purge delay; beyond it, the "
+     "oldest is purged at once"},
+};
+
+std::atomic<long> g_values[hs_option_count_] = {
+    kOptions[0].default_value, kOptions[1].default_value, kOptions[2].default_value,
+    kOptions[3].default_value, kOptions[4].default_value, kOptions[5].default_value,
+    kOptions[6].default_value,
+};
+
+// Parses a decimal integer with an optional sign, or yes/no words; false if malformed.
+bool parse_value(const char* text, long* out) {
+  if (text[0] == 'y' || text[0] == 'Y' || text[0] == 't' || text[0] == 'T') {
+    *out = 1;
+    return true;
+  }
+  if (text[0] == 'n' || text[0] == 'N' || text[0] == 'f' || text[0] == 'F') {
+    *out = 0;
+    return true;
+  }
+  bool negative = *text == '-';
+  if (negative) ++text;
+  if (*text < '0' || *text > '9') return false;
+  long value = 0;
+  while (*text >= '0' && *text <= '9') value = value * 10 + (*text++ - '0');
+  if (*text != '\0') return false;
+  *out = negative ? -value : value;
+  return true;
+}
+
+}  // namespace
+
+long option(hs_option_t which) { return g_values[which].load(std::memory_order_relaxed); }
+
+void options_init() {
+  for (int i = 0; i < hs_option_count_; ++i) {
+    char env_name[64] = "HEAPSCOPE_";
+    size_t len = 10;
+    for (const char* s = kOptions[i].name; *s != '\0' && len + 1 < sizeof env_name; ++s) {
+      env_name[len++] = (*s >= 'a' && *s <= 'z') ? static_cast<char>(*s - 'a' + 'A') : *s;
+    }
+    env_name[len] = '\0';
+    const char* text = os::get_env(env_name);
+    long value;
+    if (text == nullptr) continue;
+    if (parse_value(text, &value)) {
+      g_values[i].store(value, std::memory_order_relaxed);
+    } else {
+      warning("heapscope: ignoring malformed option value in the environment", nullptr);
+    }
+  }
+}
+
+}  // namespace heapscope
+
+extern "C" {
+
+long hs_option_get(hs_option_t option) {
+  if (option < 0 || option >= hs_option_count_) return 0;
+  heapscope::process_init();
+  return heapscope::g_values[option].load(std::memory_order_relaxed);
+}
+
+void hs_option_set(hs_option_t option, long value) {
+  if (option < 0 || option >= hs_option_count_) return;
+  heapscope::process_init();
+  heapscope::g_values[option].store(value, std::memory_order_relaxed);
+}
+
+const char* hs_option_name(hs_option_t option) {
+  if (option < 0 || option >= hs_option_count_) return nullptr;
+  return heapscope::kOptions[option].name;
+}
+
+}  // extern "C"

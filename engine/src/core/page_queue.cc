@@ -1,0 +1,59 @@
+// Page queues: page retirement (keeping the last page of a class), the keep bias, and the
+// return of full pages that other threads freed into.
+#include "core/page_queue.h"
+
+#include "core/segment.h"
+#include "core/thread.h"
+
+namespace heapscope {
+
+// The keep bias (Page::used): only multi-block pages take it; one-block pages (large blocks,
+// growth spans) reach page_retire through free's generic path, which keeps them itself.
+void page_set_keep_bias(Page* page, bool on) {
+  if (page->keep_bias == (on ? 1 : 0)) return;
+  page->used = on ? page->used + 1 : page->used - 1;
+  page->keep_bias = on ? 1 : 0;
+}
+
+void page_retire(Heap* heap, Page* page) {
+  PageQueue* queue = &heap->queues[page->bin];
+  // Keep the last page of a class: a program freeing and reallocating one block must not
+  // map and unmap a page each time. The next purge round frees it if it is still empty.
+  if (queue->first == page && queue->last == page) {
+    if (page->reserved == 1 && heap->kept_large != page) {
+      Page* previous = heap->kept_large;
+      heap->kept_large = page;
+      // span_free clears kept_large of a page it frees, so `previous` is a live page of
+      // this heap; free it unless it is in use again or no longer alone in its queue.
+      if (previous != nullptr && previous->used == 0 &&
+          heap->queues[previous->bin].first == previous &&
+          heap->queues[previous->bin].last == previous) {
+        queue_remove(heap, previous);
+        span_free(heap->td, previous);
+      }
+    }
+    // A loop that mallocs and frees one block never reaches the allocation slow path, so due
+    // purges are run from here too (the clock is read once per 16 such frees).
+    ThreadData* td = heap->td;
+    purge_schedule(td);
+    if ((++td->kept_page_frees & 15) == 0) purge_due(td, false);
+    return;
+  }
+  queue_remove(heap, page);
+  span_free(heap->td, page);
+}
+
+void heap_collect_full(Heap* heap) {
+  Page* page = heap->full.first;
+  while (page != nullptr) {
+    Page* next = page->next;
+    if (page->thread_free.load(std::memory_order_relaxed) != nullptr) {
+      page_collect(page);
+      unmark_full(heap, page);
+      if (page_live(page) == 0) page_retire(heap, page);
+    }
+    page = next;
+  }
+}
+
+}  // namespace heapscope

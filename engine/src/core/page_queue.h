@@ -1,0 +1,112 @@
+// Page queues: per size class, the heap's pages of that class (first = where allocation looks
+// first, mirrored into the direct table), plus the full list of pages with no free block.
+// The queue operations are inline: the generic malloc and free paths call them on every
+// page change.
+#pragma once
+
+#include "core/heap.h"
+#include "core/page.h"
+#include "core/size_class.h"
+
+namespace heapscope {
+
+// The keep bias (Page::used): a multi-block page alone in its queue counts one more block.
+void page_set_keep_bias(Page* page, bool on);
+
+inline void direct_update(Heap* heap, size_t bin) {
+  size_t block_size = bin_block_size(bin);
+  if (block_size > kMediumBlockMax) return;
+  Page* page = heap->queues[bin].first;
+  if (page == nullptr) page = &g_empty_page;
+  // The slots of the sizes this class serves: above the previous class, up to its own.
+  size_t below = bin == 1 ? 0 : bin_block_size(bin - 1);
+  bool small = block_size <= kSmallDirectMax;
+  size_t step = small ? kMinAlign : kMediumDirectStep;
+  Page** table = small ? heap->direct.slots : heap->direct.medium;
+  size_t low = bin == 1 ? 0 : below / step + 1;
+  for (size_t slot = low; slot <= block_size / step; ++slot) table[slot] = page;
+}
+
+inline PageQueue* queue_of(Heap* heap, const Page* page) {
+  return (page_flags(page) & kPageInFull) != 0 ? &heap->full : &heap->queues[page->bin];
+}
+
+// After every change of a (not full) queue: its page has the bias exactly when it is alone.
+inline void queue_fix_keep_bias(Heap* heap, PageQueue* queue) {
+  Page* first = queue->first;
+  if (queue == &heap->full || first == nullptr) return;
+  bool alone = first == queue->last;
+  page_set_keep_bias(first, alone && first->reserved > 1);
+  if (!alone) page_set_keep_bias(queue->last, false);
+}
+
+inline void queue_remove(Heap* heap, Page* page) {
+  PageQueue* queue = queue_of(heap, page);
+  bool was_first = queue->first == page;
+  page_set_keep_bias(page, false);
+  if (page->prev != nullptr)
+    page->prev->next = page->next;
+  else
+    queue->first = page->next;
+  if (page->next != nullptr)
+    page->next->prev = page->prev;
+  else
+    queue->last = page->prev;
+  page->next = page->prev = nullptr;
+  queue_fix_keep_bias(heap, queue);
+  if (was_first && queue != &heap->full) direct_update(heap, page->bin);
+}
+
+inline void queue_push(Heap* heap, Page* page, bool front) {
+  PageQueue* queue = queue_of(heap, page);
+  if (front) {
+    page->prev = nullptr;
+    page->next = queue->first;
+    if (queue->first != nullptr)
+      queue->first->prev = page;
+    else
+      queue->last = page;
+    queue->first = page;
+  } else {
+    page->next = nullptr;
+    page->prev = queue->last;
+    if (queue->last != nullptr)
+      queue->last->next = page;
+    else
+      queue->first = page;
+    queue->last = page;
+  }
+  queue_fix_keep_bias(heap, queue);
+  if (queue->first == page && queue != &heap->full) direct_update(heap, page->bin);
+}
+
+// Moves a page out of the full list. Only the owner calls this.
+inline void unmark_full(Heap* heap, Page* page) {
+  queue_remove(heap, page);
+  page_flags_clear(page, kPageInFull);
+  page->remote_in_full.store(0, std::memory_order_relaxed);
+  queue_push(heap, page, false);
+}
+
+// Tries to park an exhausted page in the full list; returns false if remote frees raced in.
+inline bool mark_full(Heap* heap, Page* page) {
+  // Dekker-style handshake with free_remote: publish "in full" first, then look at
+  // thread_free; a remote freer pushes first, then looks at the flag. One side always sees
+  // the other, so a page is never parked with frees nobody will announce.
+  page->remote_in_full.store(1, std::memory_order_seq_cst);
+  if (page->thread_free.load(std::memory_order_seq_cst) != nullptr) {
+    page->remote_in_full.store(0, std::memory_order_relaxed);
+    return false;
+  }
+  queue_remove(heap, page);
+  page_flags_set(page, kPageInFull);
+  queue_push(heap, page, false);
+  return true;
+}
+
+// A page emptied by a free: back to its segment, or kept when it is the last of its class.
+void page_retire(Heap* heap, Page* page);
+// Brings back full pages that other threads freed into.
+void heap_collect_full(Heap* heap);
+
+}  // namespace heapscope

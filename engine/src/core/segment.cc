@@ -1,0 +1,372 @@
+// Segments: 32 MiB aligned regions owned by one thread, carved into spans of 64 KiB slices.
+// A slice bitmap per segment (slice_map.h) tracks free slices, another the free slices that
+// may still be resident, purged back to the OS after the purge delay. The segment map answers "is
+// this pointer ours" in O(1) for any address.
+#include "core/segment.h"
+
+#include <string.h>
+
+#include "core/heap.h"
+#include "core/huge.h"
+#include "core/options.h"
+#include "core/page.h"
+#include "core/page_queue.h"
+#include "core/profiler_hooks.h"
+#include "core/spin_lock.h"
+#include "core/stats.h"
+#include "core/thread.h"
+#include "platform/platform.h"
+
+namespace heapscope {
+
+std::atomic<uint8_t> g_segment_map[kSegmentMapSize];
+
+void segment_map_set(const Segment* segment, size_t mapped_size, bool present) {
+  uintptr_t index = reinterpret_cast<uintptr_t>(segment) >> kSegmentShift;
+  size_t count = (mapped_size + kSegmentMask) >> kSegmentShift;
+  if (index + count > kSegmentMapSize) return;  // beyond 47-bit user space: never ours
+  for (size_t i = count; i-- > 1;) {
+    g_segment_map[index + i].store(present ? kMapHugeTail : kMapNone, std::memory_order_release);
+  }
+  uint8_t head = segment->kind == SegmentKind::kHuge ? kMapHuge : kMapSegment;
+  g_segment_map[index].store(present ? head : uint8_t{kMapNone}, std::memory_order_release);
+}
+
+Segment* segment_of_slow(const void* p) {
+  uintptr_t index = reinterpret_cast<uintptr_t>(p) >> kSegmentShift;
+  if (index >= kSegmentMapSize) return nullptr;
+  // Pointers into a huge mapping can lie past its first 32 MiB (kMapHugeTail entries).
+  while (g_segment_map[index].load(std::memory_order_acquire) == kMapHugeTail && index > 0) {
+    --index;
+  }
+  uint8_t head = g_segment_map[index].load(std::memory_order_acquire);
+  if (head != kMapSegment && head != kMapHuge) return nullptr;
+  Segment* segment = reinterpret_cast<Segment*>(index << kSegmentShift);
+  // A huge mapping ends at a page boundary, not at its last 32 MiB boundary: the rest of that
+  // last map entry's range can hold someone else's memory.
+  if (head == kMapHuge && reinterpret_cast<uintptr_t>(p) - reinterpret_cast<uintptr_t>(segment) >=
+                              segment->mapped_size) {
+    return nullptr;
+  }
+  return segment;
+}
+
+// Every slice but the header's.
+static constexpr SliceMap kUsableSlices =
+    SliceMap::range(kHeaderSlices, kSlicesPerSegment - kHeaderSlices);
+
+static void segment_link(ThreadData* td, Segment* segment) {
+  segment->prev = nullptr;
+  segment->next = td->segments;
+  if (td->segments != nullptr) td->segments->prev = segment;
+  td->segments = segment;
+}
+
+static void segment_unlink(ThreadData* td, Segment* segment) {
+  if (segment->prev != nullptr)
+    segment->prev->next = segment->next;
+  else
+    td->segments = segment->next;
+  if (segment->next != nullptr) segment->next->prev = segment->prev;
+  segment->next = segment->prev = nullptr;
+}
+
+static Segment* segment_new(ThreadData* td) {
+  void* memory = os::map_aligned(kSegmentSize, kSegmentSize);
+  if (memory == nullptr) return nullptr;
+  Segment* segment = static_cast<Segment*>(memory);  // zeroed by the OS
+  segment->kind = SegmentKind::kNormal;
+  segment->mapped_size = kSegmentSize;
+  segment->mapping = memory;
+  segment->owner = td;
+  segment->free_slices = kUsableSlices;
+  segment_link(td, segment);
+  segment_map_set(segment, kSegmentSize, true);
+  g_counters.segments.fetch_add(1, std::memory_order_relaxed);
+  g_counters.reserved_bytes.fetch_add(kSegmentSize, std::memory_order_relaxed);
+  note_committed(kHeaderSlices * kSliceSize);
+  return segment;
+}
+
+static void segment_unmap(Segment* segment) {
+  size_t resident = (~segment->free_slices | segment->dirty_slices).count();
+  g_counters.committed_bytes.fetch_sub(resident * kSliceSize, std::memory_order_relaxed);
+  g_counters.purged_bytes.fetch_add(resident * kSliceSize, std::memory_order_relaxed);
+  g_counters.segments.fetch_sub(1, std::memory_order_relaxed);
+  g_counters.reserved_bytes.fetch_sub(segment->mapped_size, std::memory_order_relaxed);
+  segment_map_set(segment, segment->mapped_size, false);
+  os::unmap(segment->mapping, segment->mapped_size);
+}
+
+// The delay this thread waits before purging free slices: the option, raised while purged
+// memory keeps being reused (see ThreadData::purge_delay_ms).
+static int64_t purge_delay_of(const ThreadData* td) {
+  int64_t base = option(hs_option_purge_delay);
+  if (base <= 0) return base;  // 0: at once, < 0: never; neither adapts
+  int64_t ceiling = option(hs_option_purge_delay_max);
+  if (ceiling < base) ceiling = base;
+  int64_t delay = td->purge_delay_ms;
+  return delay < base ? base : (delay > ceiling ? ceiling : delay);
+}
+
+// Slices purged a moment ago are wanted again: the purge was premature, so wait longer.
+static void note_refault(ThreadData* td, const Segment* segment) {
+  int64_t delay = purge_delay_of(td);
+  if (delay <= 0) return;
+  if (os::now_ms() - segment->last_purge_ms > 2 * delay) return;
+  td->purge_delay_ms = 2 * delay;
+  td->refaulted = true;
+}
+
+// Takes the free slices [first, first + count) for the span starting at span_first: out of
+// the free, dirty, young and purged sets (what was not resident counts as committed again, a
+// purged slice taken back is a refault), their descriptors pointing back to the span's first.
+static void take_slices(ThreadData* td, Segment* segment, size_t span_first, size_t first,
+                        size_t count) {
+  SliceMap bits = SliceMap::range(first, count);
+  SliceMap fresh = bits & ~segment->dirty_slices;  // purged or never touched: counts anew
+  note_committed(fresh.count() * kSliceSize);
+  if (HS_UNLIKELY((bits & segment->purged_slices).any())) {
+    note_refault(td, segment);
+    segment->purged_slices &= ~bits;
+  }
+  segment->young_slices &= ~bits;
+  segment->free_slices &= ~bits;
+  segment->dirty_slices &= ~bits;
+  for (size_t j = first; j < first + count; ++j) {
+    if (j == span_first) continue;
+    segment->pages[j].slice_back = static_cast<uint16_t>(j - span_first);
+    segment->pages[j].slice_count = 0;
+  }
+}
+
+static Page* span_take(ThreadData* td, Segment* segment, size_t first, size_t count) {
+  take_slices(td, segment, first, first, count);
+  Page* page = &segment->pages[first];
+  page->slice_count = static_cast<uint16_t>(count);
+  page->slice_back = 0;
+  page->area = reinterpret_cast<uint8_t*>(segment) + first * kSliceSize;
+  g_counters.pages.fetch_add(1, std::memory_order_relaxed);
+  return page;
+}
+
+// Extends a span over the free slices right after it (a one-block page whose block grows in
+// place). False, changing nothing, unless all of them are free.
+bool span_grow(ThreadData* td, Page* page, size_t slices) {
+  Segment* segment = reinterpret_cast<Segment*>(reinterpret_cast<uintptr_t>(page) & ~kSegmentMask);
+  size_t first = static_cast<size_t>(page - segment->pages);
+  size_t count = page->slice_count;
+  if (slices <= count || first + slices > kSlicesPerSegment) return false;
+  if ((SliceMap::range(first + count, slices - count) & ~segment->free_slices).any()) return false;
+  take_slices(td, segment, first, first + count, slices - count);
+  page->slice_count = static_cast<uint16_t>(slices);
+  return true;
+}
+
+Page* span_alloc(ThreadData* td, size_t slices) {
+  // First a run of still-resident (dirty) free slices: reusing them avoids page faults on
+  // memory that was freed a moment ago. Then any free run.
+  for (Segment* s = td->segments; s != nullptr; s = s->next) {
+    SliceMap dirty = s->free_slices & s->dirty_slices;
+    if (dirty.none()) continue;
+    long first = dirty.find_run(slices);
+    if (first >= 0) return span_take(td, s, static_cast<size_t>(first), slices);
+  }
+  for (Segment* s = td->segments; s != nullptr; s = s->next) {
+    long first = s->free_slices.find_run(slices);
+    if (first >= 0) return span_take(td, s, static_cast<size_t>(first), slices);
+  }
+  Segment* segment = reclaim_abandoned(td, slices);
+  if (segment == nullptr) segment = segment_new(td);
+  if (segment == nullptr) return nullptr;
+  long first = segment->free_slices.find_run(slices);
+  if (first < 0) return nullptr;  // reclaim guarantees room; defensive
+  return span_take(td, segment, static_cast<size_t>(first), slices);
+}
+
+// The purge delay bounds how long free memory stays resident; this bounds how much. Freeing
+// many large spans in a burst (buffer churn) would otherwise keep hundreds of MiB resident
+// for a delay. Over the bound, the old generation goes first, then the young one.
+static constexpr size_t kLargeSpanSlices = 16;  // 1 MiB: smaller frees cannot tip the bound
+static void purge_slices(Segment* segment, const SliceMap& slices, int64_t now, bool on_delay);
+
+static void purge_over_dirty_max(ThreadData* td) {
+  long limit = option(hs_option_dirty_max_bytes);
+  if (limit < 0) return;
+  size_t dirty = 0;
+  for (Segment* s = td->segments; s != nullptr; s = s->next) dirty += s->dirty_slices.count();
+  size_t max_slices = static_cast<size_t>(limit) / kSliceSize;
+  for (int pass = 0; pass < 2 && dirty > max_slices; ++pass) {
+    for (Segment* s = td->segments; s != nullptr && dirty > max_slices; s = s->next) {
+      SliceMap victims = pass == 0 ? s->dirty_slices & ~s->young_slices : s->dirty_slices;
+      if (victims.none()) continue;
+      dirty -= victims.count();
+      purge_slices(s, victims, 0, false);
+    }
+  }
+}
+
+void span_free(ThreadData* td, Page* page, bool allow_release) {
+  Segment* segment = reinterpret_cast<Segment*>(reinterpret_cast<uintptr_t>(page) & ~kSegmentMask);
+  size_t first = static_cast<size_t>(page - segment->pages);
+  size_t count = page->slice_count;
+  prof_on_span_free(page);
+  Heap* heap = page->heap;
+  if (heap != nullptr && heap->kept_large == page) heap->kept_large = nullptr;
+  for (size_t j = 0; j < count; ++j) {
+    Page* slice = &segment->pages[first + j];
+    slice->free = slice->local_free = nullptr;
+    slice->used = slice->capacity = slice->reserved = 0;
+    slice->keep_bias = 0;
+    page_reset_samples(slice);
+    slice->bin = 0;
+    slice->slice_count = 0;
+    slice->slice_back = 0;
+    slice->block_size = 0;
+    __atomic_store_n(&slice->heap, nullptr, __ATOMIC_RELAXED);
+    page_init_owner(slice, 0, 0);
+    slice->thread_free.store(nullptr, std::memory_order_relaxed);
+    slice->remote_in_full.store(0, std::memory_order_relaxed);
+    slice->next = slice->prev = nullptr;
+  }
+  SliceMap bits = SliceMap::range(first, count);
+  segment->free_slices |= bits;
+  segment->dirty_slices |= bits;
+  g_counters.pages.fetch_sub(1, std::memory_order_relaxed);
+
+  // Slices freed while the segment already waits for a deadline are "young": that deadline
+  // passes them over once, so every span stays resident for at least the delay.
+  int64_t delay = purge_delay_of(td);
+  if (delay >= 0) {
+    if (segment->purge_deadline == 0) {
+      segment->purge_deadline = os::now_ms() + delay;
+      segment->young_slices &= ~bits;
+    } else {
+      segment->young_slices |= bits;
+    }
+    if (td->purge_deadline == 0 || segment->purge_deadline < td->purge_deadline) {
+      td->purge_deadline = segment->purge_deadline;
+    }
+  }
+  if (allow_release && segment_is_empty(segment)) segment_release(td, segment);
+  if (count >= kLargeSpanSlices) purge_over_dirty_max(td);
+  purge_due(td, delay == 0);
+}
+
+void segment_release(ThreadData* td, Segment* segment) {
+  // Keep a few empty segments mapped (their pages are purged after the delay): churn of
+  // large buffers then reuses address space instead of mapping and unmapping each time.
+  uint32_t spares = 0;
+  for (Segment* s = td->segments; s != nullptr; s = s->next) {
+    if (s != segment && segment_is_empty(s)) ++spares;
+  }
+  if (spares < kMaxSpareSegments) return;
+  segment_unlink(td, segment);
+  segment_unmap(segment);
+}
+
+// Returns the given dirty slices of a segment to the OS. Only purges made on the delay are
+// remembered for refault detection: a forced one (hs_collect, thread exit) says nothing
+// about whether the delay was too short.
+static void purge_slices(Segment* segment, const SliceMap& slices, int64_t now, bool on_delay) {
+  g_counters.committed_bytes.fetch_sub(slices.count() * kSliceSize, std::memory_order_relaxed);
+  g_counters.purged_bytes.fetch_add(slices.count() * kSliceSize, std::memory_order_relaxed);
+  segment->dirty_slices &= ~slices;
+  segment->young_slices &= ~slices;
+  if (on_delay) {
+    segment->purged_slices |= slices;
+    segment->last_purge_ms = now;
+  }
+  slices.for_each_run([segment](size_t first, size_t count) {
+    os::purge(reinterpret_cast<uint8_t*>(segment) + first * kSliceSize, count * kSliceSize);
+  });
+}
+
+static void segment_purge(Segment* segment) {
+  if (segment->dirty_slices.any()) {
+    SliceMap dirty = segment->dirty_slices;
+    purge_slices(segment, dirty, 0, false);
+  }
+  segment->purge_deadline = 0;
+}
+
+void purge_schedule(ThreadData* td) {
+  if (td->purge_deadline != 0) return;
+  int64_t delay = purge_delay_of(td);
+  if (delay >= 0) td->purge_deadline = os::now_ms() + delay;
+}
+
+void purge_due(ThreadData* td, bool force) {
+  if (!force && td->purge_deadline == 0) return;
+  if (td->in_purge) return;
+  int64_t now = os::now_ms();
+  if (!force && now < td->purge_deadline) return;
+  td->in_purge = true;
+  if (!force) {
+    heap_release_idle_pages(td->default_heap);
+    for (Heap* heap = td->user_heaps; heap != nullptr; heap = heap->user_next) {
+      heap_release_idle_pages(heap);
+    }
+  }
+  int64_t delay = purge_delay_of(td);
+  int64_t next = 0;
+  bool purged = false;
+  for (Segment* s = td->segments; s != nullptr; s = s->next) {
+    if (s->dirty_slices.none()) {
+      s->purge_deadline = 0;
+      continue;
+    }
+    if (force) {
+      segment_purge(s);
+      continue;
+    }
+    if (s->purge_deadline <= now) {
+      SliceMap old = s->dirty_slices & ~s->young_slices;
+      if (old.any()) {
+        purge_slices(s, old, now, true);
+        purged = true;
+      }
+      s->young_slices = SliceMap{};  // the rest now waits one full delay
+      s->purge_deadline = s->dirty_slices.any() ? now + (delay > 0 ? delay : 0) : 0;
+    }
+    if (s->purge_deadline != 0 && (next == 0 || s->purge_deadline < next)) {
+      next = s->purge_deadline;
+    }
+  }
+  td->purge_deadline = next;
+  if (purged) {
+    if (!td->refaulted && delay > 0) td->purge_delay_ms = delay / 2;
+    td->refaulted = false;
+  }
+  td->in_purge = false;
+  huge_cache_trim(force);
+}
+
+// Exposed for thread exit and reclaim: detach every segment of td (see thread.cc).
+void segments_unmap_if_empty(ThreadData* td) {
+  Segment* s = td->segments;
+  while (s != nullptr) {
+    Segment* following = s->next;
+    if (s->free_slices == kUsableSlices) {
+      segment_unlink(td, s);
+      segment_unmap(s);
+    }
+    s = following;
+  }
+}
+
+void segment_detach(ThreadData* td, Segment* segment) { segment_unlink(td, segment); }
+void segment_attach(ThreadData* td, Segment* segment) {
+  segment->owner = td;
+  segment_link(td, segment);
+}
+void segment_purge_now(Segment* segment) {
+  if (segment->dirty_slices.any()) segment_purge(segment);
+}
+void segment_unmap_now(Segment* segment) { segment_unmap(segment); }
+bool segment_is_empty(const Segment* segment) { return segment->free_slices == kUsableSlices; }
+bool segment_has_run(const Segment* segment, size_t slices) {
+  return segment->free_slices.find_run(slices) >= 0;
+}
+
+}  // namespace heapscope

@@ -1,0 +1,67 @@
+// Segments (32 MiB, aligned to their size): 512 slices of 64 KiB, the first two holding this
+// header; spans of free slices become pages (segment.cc), and the segment map answers "is
+// this pointer ours" for any address.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+
+#include "core/common.h"
+#include "core/page.h"
+#include "core/slice_map.h"
+
+namespace heapscope {
+
+struct Heap;
+struct ThreadData;
+
+enum class SegmentKind : uint8_t { kNormal = 1, kHuge = 2 };
+
+struct Segment {
+  SegmentKind kind;
+  size_t mapped_size;
+  void* mapping;      // start of the OS mapping (== this, except for over-aligned huge blocks)
+  ThreadData* owner;  // nullptr when abandoned
+  Segment* next;      // owner's segment list, or the abandoned list (under its lock)
+  Segment* prev;
+  bool abandoned;          // on the abandoned list (guarded by the abandoned-list lock)
+  bool freed_into;         // abandoned, and freed into by a thread that could not adopt it
+  SliceMap free_slices;    // slices that belong to no page
+  SliceMap dirty_slices;   // free slices that may still be resident (to purge)
+  SliceMap young_slices;   // dirty slices freed after purge_deadline was set: wait a round more
+  SliceMap purged_slices;  // free slices purged since they were last used (reuse refaults)
+  int64_t purge_deadline;  // when the old dirty slices should be purged (ms), 0 when none
+  int64_t last_purge_ms;   // when slices of this segment were last purged
+  Page pages[kSlicesPerSegment];
+};
+static_assert(sizeof(Segment) <= kSliceSize * kHeaderSlices);
+static_assert(offsetof(Segment, pages) + sizeof(Page) <= kHugeBlockOffset);
+
+// ---- segment map (segment.cc): O(1) "is this ours" for any pointer ---------------------------
+inline constexpr size_t kAddressBits = 47;
+inline constexpr size_t kSegmentMapSize = size_t{1} << (kAddressBits - kSegmentShift);
+// kMapSegment: a normal segment starts here (pointer -> page is arithmetic). kMapHuge: a huge
+// mapping starts here, kMapHugeTail: it continues; both resolve to the mapping's pages[0]
+// on the slow path, so a huge segment never initializes its other slice descriptors.
+enum SegmentMapEntry : uint8_t { kMapNone = 0, kMapSegment = 1, kMapHugeTail = 2, kMapHuge = 3 };
+extern std::atomic<uint8_t> g_segment_map[kSegmentMapSize];
+
+// ---- segment.cc --------------------------------------------------------------------------------
+Page* span_alloc(ThreadData* td, size_t slices);
+bool span_grow(ThreadData* td, Page* page, size_t slices);  // over free slices right after it
+// Returns the page's slices to its segment; an emptied segment is released when allowed.
+void span_free(ThreadData* td, Page* page, bool allow_release = true);
+void segments_unmap_if_empty(ThreadData* td);
+void segment_detach(ThreadData* td, Segment* segment);
+void segment_attach(ThreadData* td, Segment* segment);
+void segment_purge_now(Segment* segment);
+void segment_unmap_now(Segment* segment);
+bool segment_is_empty(const Segment* segment);
+bool segment_has_run(const Segment* segment, size_t slices);
+void segment_map_set(const Segment* segment, size_t mapped_size, bool present);
+Segment* segment_of_slow(const void* p);  // nullptr if not ours
+void purge_due(ThreadData* td, bool force);
+void purge_schedule(ThreadData* td);  // make sure a purge round comes after the delay
+void segment_release(ThreadData* td, Segment* segment);
+
+}  // namespace heapscope

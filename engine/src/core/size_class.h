@@ -1,0 +1,53 @@
+// Size classes ("bins"): multiples of 16 up to 128 bytes, then four classes per power of two
+// (at most 25% internal waste just past a power of two, 12.5% on average) up to kLargeMax.
+// Every class size is a multiple of 16, and a multiple of any power of two it is rounded to,
+// which is what makes aligned allocation on slice-aligned pages come for free.
+#pragma once
+
+#include "core/common.h"
+
+namespace heapscope {
+
+inline constexpr size_t kBinCount = 77;  // bins 1..76; bin 0 unused
+
+constexpr size_t bin_of(size_t size) {
+  if (size <= 128) return size <= 16 ? 1 : (size + 15) >> 4;
+  size_t s = size - 1;
+  size_t w = 63 - static_cast<size_t>(__builtin_clzll(s));  // s in [2^w, 2^(w+1))
+  return 9 + (w - 7) * 4 + ((s >> (w - 2)) & 3);
+}
+
+constexpr size_t bin_block_size(size_t bin) {
+  if (bin <= 8) return bin * 16;
+  size_t w = 7 + (bin - 9) / 4;
+  size_t k = (bin - 9) % 4;  // class 2^w + (k+1) * 2^(w-2)
+  return (size_t{1} << w) + (k + 1) * (size_t{1} << (w - 2));
+}
+
+// Slices per page for a bin: one for small blocks, eight for medium, whole-block spans above.
+constexpr size_t bin_page_slices(size_t bin) {
+  size_t block = bin_block_size(bin);
+  if (block <= kSmallBlockMax) return 1;
+  if (block <= kMediumBlockMax) return kMediumPageSlices;
+  return (block + kSliceSize - 1) / kSliceSize;
+}
+
+static_assert(bin_of(1) == 1 && bin_block_size(1) == 16);
+static_assert(bin_of(128) == 8 && bin_of(129) == 9 && bin_block_size(9) == 160);
+static_assert(bin_of(256) == 12 && bin_block_size(12) == 256 && bin_of(257) == 13);
+static_assert(bin_of(kLargeMax) == kBinCount - 1 && bin_block_size(kBinCount - 1) == kLargeMax);
+static_assert(bin_page_slices(kBinCount - 1) == 256);
+
+// The direct tables (page_queue.h, direct_update) rely on this: the small table ends on a class
+// boundary, and every class served by the medium table is a multiple of its step.
+constexpr bool medium_classes_fit_direct_step() {
+  if (bin_block_size(bin_of(kSmallDirectMax)) != kSmallDirectMax) return false;
+  if (bin_block_size(bin_of(kMediumBlockMax)) != kMediumBlockMax) return false;
+  for (size_t bin = bin_of(kSmallDirectMax) + 1; bin <= bin_of(kMediumBlockMax); ++bin) {
+    if (bin_block_size(bin) % kMediumDirectStep != 0) return false;
+  }
+  return true;
+}
+static_assert(medium_classes_fit_direct_step());
+
+}  // namespace heapscope

@@ -1,0 +1,62 @@
+// Statistics counters: per-heap owner counters (plain adds on the fast paths) and the
+// process-wide counters (stats.cc), summed when hs_stats_get reads them.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+#include "core/common.h"
+#include "core/size_class.h"
+
+namespace heapscope {
+
+struct Heap;
+
+// A counter written only by its owning thread with a plain add (one instruction on the fast
+// path). Other threads read it only through read_counter(), a relaxed atomic load in code
+// that TSan does not instrument: the statistics readers accept a value that is a moment old.
+struct OwnerCounter {
+  uint64_t value = 0;
+  HS_ALWAYS_INLINE void add(uint64_t n) { value += n; }
+  // A volatile load (one aligned mov on x86-64): not an atomic builtin, which TSan would still
+  // instrument inside the no_sanitize("thread") readers and report against the plain add.
+  __attribute__((no_sanitize("thread"))) uint64_t get() const {
+    return *static_cast<const volatile uint64_t*>(&value);
+  }
+};
+
+// The fast paths count one event per block in its size class (one add per malloc and per
+// free); counts and bytes of all classes are summed when the statistics are read. The plain
+// counters take what the slow paths count (huge blocks, remote frees, heap teardown).
+struct HeapCounters {
+  OwnerCounter bin_allocs[kBinCount];
+  OwnerCounter bin_frees[kBinCount];
+  OwnerCounter alloc_count;
+  OwnerCounter free_count;
+  OwnerCounter requested_bytes;
+  OwnerCounter allocated_total;  // block bytes handed out (cumulative)
+  OwnerCounter freed_total;      // block bytes given back (cumulative)
+};
+
+struct GlobalCounters {
+  std::atomic<uint64_t> reserved_bytes;
+  std::atomic<uint64_t> committed_bytes;
+  std::atomic<uint64_t> purged_bytes;
+  std::atomic<uint64_t> segments;
+  std::atomic<uint64_t> pages;
+  std::atomic<uint64_t> heaps;
+  std::atomic<uint64_t> threads;
+  std::atomic<uint64_t> huge_count;
+  std::atomic<uint64_t> huge_remaps;  // huge reallocs served by remapping instead of copying
+  std::atomic<uint64_t> abandoned_segments;
+  std::atomic<uint64_t> committed_peak;
+  // Counters of heaps that no longer exist.
+  std::atomic<uint64_t> dead_alloc_count, dead_free_count, dead_requested, dead_allocated,
+      dead_freed;
+};
+extern GlobalCounters g_counters;
+void counters_merge_dead(const Heap* heap);
+uint64_t heap_requested_bytes(const Heap* heap);  // exact for the owner, a moment old for others
+void note_committed(uint64_t added);              // committed_bytes += added, tracking the peak
+
+}  // namespace heapscope

@@ -1,0 +1,397 @@
+// Process and thread life cycle: one-time initialization, per-thread heaps (created on the
+// first allocation, torn down by a thread-exit key), abandonment of an exited thread's
+// segments and their reclamation by live threads, the heap-struct pool, and fork safety.
+#include "core/thread.h"
+
+#include <new>
+
+#include "core/heap.h"
+#include "core/huge.h"
+#include "core/options.h"
+#include "core/page.h"
+#include "core/page_queue.h"
+#include "core/profiler_hooks.h"
+#include "core/segment.h"
+#include "core/spin_lock.h"
+#include "core/stats.h"
+#include "platform/platform.h"
+
+namespace heapscope {
+
+Page g_empty_page;
+constinit Heap g_empty_heap;
+__thread Heap* tls_heap __attribute__((tls_model("initial-exec"))) = &g_empty_heap;
+static __thread uint64_t t_creation_ordinal __attribute__((tls_model("initial-exec"))) = 0;
+// Set once this thread's heap is torn down: frees from later destructors must not build a new
+// heap that nothing would tear down again.
+static __thread bool t_heap_torn_down __attribute__((tls_model("initial-exec"))) = false;
+
+void set_thread_creation_ordinal(uint64_t ordinal) { t_creation_ordinal = ordinal; }
+
+void spin_lock(std::atomic<uint32_t>& word) {
+  for (;;) {
+    if (word.exchange(1, std::memory_order_acquire) == 0) return;
+    while (word.load(std::memory_order_relaxed) != 0) os::yield();
+  }
+}
+
+namespace {
+
+// Global slow-path locks, in the order fork's prepare handler takes them.
+std::atomic<uint32_t> g_pool_lock{0};
+std::atomic<uint32_t> g_registry_lock{0};
+std::atomic<uint32_t> g_abandoned_lock{0};
+
+Heap* g_pool_free = nullptr;  // recycled heap slots (linked through registry_next)
+Heap* g_registry = nullptr;   // live heaps
+Segment* g_abandoned = nullptr;
+
+// A default heap and its thread data live together in one pool slot.
+struct ThreadSlot {
+  Heap heap;
+  ThreadData td;
+};
+
+std::atomic<int> g_init_state{0};  // 0 none, 1 running, 2 done
+
+// Threads numbered by first allocation (no creation ordinal): the first is the main thread
+// (0); later ones are placed far above every creation ordinal.
+std::atomic<uint64_t> g_thread_ordinal{0};
+constexpr uint64_t kUnorderedThreadBase = uint64_t{1} << 40;
+
+// The profiler's lock comes first: profiler code never takes the allocator's locks while
+// holding it, and this order keeps it that way across fork.
+void fork_prepare() {
+#if HS_PROFILER
+  prof_fork(0);
+#endif
+  spin_lock(g_pool_lock);
+  spin_lock(g_registry_lock);
+  spin_lock(g_abandoned_lock);
+  huge_fork_lock(true);
+}
+void fork_parent() {
+  huge_fork_lock(false);
+  spin_unlock(g_abandoned_lock);
+  spin_unlock(g_registry_lock);
+  spin_unlock(g_pool_lock);
+#if HS_PROFILER
+  prof_fork(1);
+#endif
+}
+void fork_child() {
+  // Only the forking thread exists in the child; other threads' heaps stay as they were
+  // (their pages are simply never used again), and every lock starts released.
+  huge_fork_lock(false);
+  g_abandoned_lock.store(0, std::memory_order_relaxed);
+  g_registry_lock.store(0, std::memory_order_relaxed);
+  g_pool_lock.store(0, std::memory_order_relaxed);
+#if HS_PROFILER
+  prof_fork(2);
+#endif
+}
+
+void thread_done(void* value);
+
+}  // namespace
+
+void process_init() {
+  int expected = 0;
+  if (!g_init_state.compare_exchange_strong(expected, 1, std::memory_order_acq_rel)) {
+    // Another thread is initializing: wait for it. The initializing thread itself never
+    // comes back here, because the steps below do not allocate.
+    while (g_init_state.load(std::memory_order_acquire) != 2) os::yield();
+    return;
+  }
+  options_init();
+  os::thread_exit_key_create(thread_done);
+  os::at_fork(fork_prepare, fork_parent, fork_child);
+  g_init_state.store(2, std::memory_order_release);
+#if HS_PROFILER
+  prof_process_init();  // HEAPSCOPE_PROF=1 starts sampling before the first allocation
+#endif
+}
+
+Heap* heap_struct_alloc() {
+  spin_lock(g_pool_lock);
+  Heap* slot = g_pool_free;
+  if (slot != nullptr) {
+    g_pool_free = slot->registry_next;
+  } else {
+    // A fresh chunk of slots; heap memory is never returned to the OS, which is what makes a
+    // stale pointer to a heap (held by a remote freer) harmless.
+    constexpr size_t kChunk = 64 * 1024;
+    constexpr size_t kSlots = kChunk / sizeof(ThreadSlot);
+    auto* chunk = static_cast<ThreadSlot*>(os::map_aligned(kChunk, os::page_size()));
+    if (chunk == nullptr) {
+      spin_unlock(g_pool_lock);
+      return nullptr;
+    }
+    for (size_t i = 1; i < kSlots; ++i) {
+      chunk[i].heap.registry_next = g_pool_free;
+      g_pool_free = &chunk[i].heap;
+    }
+    slot = &chunk[0].heap;
+  }
+  spin_unlock(g_pool_lock);
+  ThreadSlot* thread_slot = reinterpret_cast<ThreadSlot*>(slot);
+  new (&thread_slot->heap) Heap();
+  new (&thread_slot->td) ThreadData();
+  g_counters.heaps.fetch_add(1, std::memory_order_relaxed);
+  return &thread_slot->heap;
+}
+
+void heap_struct_free(Heap* heap) {
+  g_counters.heaps.fetch_sub(1, std::memory_order_relaxed);
+  spin_lock(g_pool_lock);
+  heap->registry_next = g_pool_free;
+  g_pool_free = heap;
+  spin_unlock(g_pool_lock);
+}
+
+void registry_add(Heap* heap) {
+  spin_lock(g_registry_lock);
+  heap->registry_prev = nullptr;
+  heap->registry_next = g_registry;
+  if (g_registry != nullptr) g_registry->registry_prev = heap;
+  g_registry = heap;
+  spin_unlock(g_registry_lock);
+}
+
+void registry_remove(Heap* heap) {
+  spin_lock(g_registry_lock);
+  if (heap->registry_prev != nullptr)
+    heap->registry_prev->registry_next = heap->registry_next;
+  else
+    g_registry = heap->registry_next;
+  if (heap->registry_next != nullptr) heap->registry_next->registry_prev = heap->registry_prev;
+  heap->registry_next = heap->registry_prev = nullptr;
+  // Merge under the lock so a concurrent statistics reader never sees the counts twice or
+  // not at all.
+  counters_merge_dead(heap);
+  spin_unlock(g_registry_lock);
+}
+
+void registry_visit(void (*visit)(const Heap*, void*), void* arg) {
+  spin_lock(g_registry_lock);
+  for (Heap* heap = g_registry; heap != nullptr; heap = heap->registry_next) visit(heap, arg);
+  spin_unlock(g_registry_lock);
+}
+
+Heap* thread_heap_init() {
+  if (tls_heap != &g_empty_heap) return tls_heap;
+  process_init();
+  Heap* heap = heap_struct_alloc();
+  if (heap == nullptr) return nullptr;
+  ThreadData* td = &reinterpret_cast<ThreadSlot*>(heap)->td;
+  if (t_creation_ordinal != 0) {
+    td->ordinal = t_creation_ordinal;
+  } else {
+    uint64_t n = g_thread_ordinal.fetch_add(1, std::memory_order_relaxed);
+    td->ordinal = n == 0 ? 0 : kUnorderedThreadBase + n;
+  }
+  heap_init(heap, td, true);
+  td->default_heap = heap;
+  tls_heap = heap;
+  registry_add(heap);
+  g_counters.threads.fetch_add(1, std::memory_order_relaxed);
+  // May allocate (glibc's second-level key table); the heap is already in place for that.
+  os::set_thread_value(heap);
+  return heap;
+}
+
+// ---- abandon and reclaim -----------------------------------------------------------------------
+// The abandoned list is doubly linked (through next/prev, free while no thread owns the
+// segment) so a free can take out the one segment it touched; callers hold g_abandoned_lock.
+static void abandoned_push(Segment* segment) {
+  segment->prev = nullptr;
+  segment->next = g_abandoned;
+  if (g_abandoned != nullptr) g_abandoned->prev = segment;
+  __atomic_store_n(&segment->abandoned, true, __ATOMIC_RELAXED);  // also read without the lock
+  __atomic_store_n(&g_abandoned, segment, __ATOMIC_RELAXED);
+}
+static void abandoned_unlink(Segment* segment) {
+  if (segment->prev != nullptr) {
+    segment->prev->next = segment->next;
+  } else {
+    __atomic_store_n(&g_abandoned, segment->next, __ATOMIC_RELAXED);
+  }
+  if (segment->next != nullptr) segment->next->prev = segment->prev;
+  segment->next = segment->prev = nullptr;
+  __atomic_store_n(&segment->abandoned, false, __ATOMIC_RELAXED);
+  __atomic_store_n(&segment->freed_into, false, __ATOMIC_RELAXED);
+}
+
+// Publishing a segment and giving up its pages happen under the list lock, push first: a
+// freer that sees a page's owner id at 0 then always finds the segment on the list (or
+// already adopted again), never in between. A freer that read the old owner id just before
+// and frees remotely is caught by the remote_in_full handshake (free_remote): either it sees
+// the flag and asks for a sweep, or the check below sees its block and flags the segment.
+static void abandon_segments(ThreadData* td) {
+  segments_unmap_if_empty(td);
+  Segment* segment = td->segments;
+  while (segment != nullptr) {
+    Segment* next = segment->next;
+    segment_detach(td, segment);
+    segment_purge_now(segment);
+    segment->owner = nullptr;
+    spin_lock(g_abandoned_lock);
+    abandoned_push(segment);
+    bool freed_meanwhile = false;
+    for (size_t i = kHeaderSlices; i < kSlicesPerSegment; ++i) {
+      Page* page = &segment->pages[i];
+      if (page->slice_count == 0) continue;
+      page->next = page->prev = nullptr;
+      page_set_keep_bias(page, false);
+      __atomic_store_n(&page->heap, nullptr, __ATOMIC_RELAXED);
+      page->remote_in_full.store(1, std::memory_order_seq_cst);
+      page_set_owner(page, 0, std::memory_order_release);
+      if (page->thread_free.load(std::memory_order_seq_cst) != nullptr) freed_meanwhile = true;
+    }
+    if (freed_meanwhile) {
+      __atomic_store_n(&segment->freed_into, true, __ATOMIC_RELAXED);
+      g_abandoned_freed_into.store(true, std::memory_order_release);
+    }
+    spin_unlock(g_abandoned_lock);
+    g_counters.abandoned_segments.fetch_add(1, std::memory_order_relaxed);
+    segment = next;
+  }
+}
+
+static Segment* pop_abandoned() {
+  if (__atomic_load_n(&g_abandoned, __ATOMIC_RELAXED) == nullptr) return nullptr;
+  spin_lock(g_abandoned_lock);
+  Segment* segment = g_abandoned;
+  if (segment != nullptr) abandoned_unlink(segment);
+  spin_unlock(g_abandoned_lock);
+  if (segment != nullptr) g_counters.abandoned_segments.fetch_sub(1, std::memory_order_relaxed);
+  return segment;
+}
+
+// Takes over an abandoned segment: empty pages are freed, the rest join the default heap.
+static void adopt_segment(ThreadData* td, Segment* segment) {
+  segment_attach(td, segment);
+  Heap* heap = td->default_heap;
+  for (size_t i = kHeaderSlices; i < kSlicesPerSegment; ++i) {
+    Page* page = &segment->pages[i];
+    if (page->slice_count == 0) continue;
+    __atomic_store_n(&page->heap, heap, __ATOMIC_RELAXED);
+    page_set_owner(page, heap->thread_id, std::memory_order_release);
+    page_collect(page);
+    if (page->used == 0) {
+      span_free(td, page, false);
+    } else {
+      heap_adopt_page(heap, page);
+    }
+  }
+}
+
+Segment* reclaim_abandoned(ThreadData* td, size_t slices_wanted) {
+  // Bounded work per call; every adopted segment also returns its empty pages.
+  for (int tries = 0; tries < 16; ++tries) {
+    Segment* segment = pop_abandoned();
+    if (segment == nullptr) return nullptr;
+    adopt_segment(td, segment);
+    if (segment_has_run(segment, slices_wanted)) return segment;
+  }
+  return nullptr;
+}
+
+std::atomic<bool> g_abandoned_freed_into{false};
+
+// A free into a page of an exited thread: nobody would ever collect it, so the freeing thread
+// takes the whole segment over (its empty pages go back to the OS on the usual delay, its
+// live pages join this thread's heap) and then frees as the owner. Called before the block
+// is freed: while it is live no adopter can find the segment empty and unmap it under us.
+// Returns false when the segment is not ours to take (another thread adopted it first).
+bool reclaim_segment_on_free(Segment* segment) {
+  if (!__atomic_load_n(&segment->abandoned, __ATOMIC_RELAXED)) return false;
+  if (t_heap_torn_down) {
+    // A destructor running after this thread's heap is gone (glibc frees its own per-thread
+    // data here): leave the segment to the next live thread that takes its slow path.
+    __atomic_store_n(&segment->freed_into, true, __ATOMIC_RELAXED);
+    g_abandoned_freed_into.store(true, std::memory_order_release);
+    return false;
+  }
+  Heap* heap = thread_heap_init();
+  if (heap == nullptr) return false;
+  spin_lock(g_abandoned_lock);
+  bool taken = segment->abandoned;
+  if (taken) abandoned_unlink(segment);
+  spin_unlock(g_abandoned_lock);
+  if (!taken) return false;
+  g_counters.abandoned_segments.fetch_sub(1, std::memory_order_relaxed);
+  adopt_segment(heap->td, segment);
+  return true;
+}
+
+static bool has_remote_frees(const Segment* segment) {
+  for (size_t i = kHeaderSlices; i < kSlicesPerSegment; ++i) {
+    const Page* page = &segment->pages[i];
+    if (page->slice_count != 0 && page->thread_free.load(std::memory_order_relaxed) != nullptr)
+      return true;
+  }
+  return false;
+}
+
+// Adopts every abandoned segment that was freed into without being adopted: flagged ones,
+// and (the flag could not be set by a freer whose block may already be gone) any with
+// uncollected remote frees. Rare: only a late destructor or a free racing an abandon asks.
+void reclaim_freed_into(ThreadData* td) {
+  if (!g_abandoned_freed_into.exchange(false, std::memory_order_acquire)) return;
+  Segment* taken = nullptr;
+  spin_lock(g_abandoned_lock);
+  Segment* segment = g_abandoned;
+  while (segment != nullptr) {
+    Segment* next = segment->next;
+    if (__atomic_load_n(&segment->freed_into, __ATOMIC_RELAXED) || has_remote_frees(segment)) {
+      abandoned_unlink(segment);
+      segment->next = taken;
+      taken = segment;
+    }
+    segment = next;
+  }
+  spin_unlock(g_abandoned_lock);
+  while (taken != nullptr) {
+    Segment* next = taken->next;
+    taken->next = nullptr;
+    g_counters.abandoned_segments.fetch_sub(1, std::memory_order_relaxed);
+    adopt_segment(td, taken);
+    taken = next;
+  }
+  segments_unmap_if_empty(td);
+}
+
+void reclaim_all_abandoned(ThreadData* td) {
+  while (Segment* segment = pop_abandoned()) adopt_segment(td, segment);
+  segments_unmap_if_empty(td);
+}
+
+namespace {
+
+void thread_done(void* value) {
+  Heap* heap = static_cast<Heap*>(value);
+  if (heap == nullptr || heap == &g_empty_heap) return;
+  ThreadData* td = heap->td;
+  while (td->user_heaps != nullptr) {
+    Heap* user = td->user_heaps;
+    td->user_heaps = user->user_next;
+    heap_delete_migrate(user);
+    registry_remove(user);
+    heap_struct_free(user);
+  }
+  heap_release_all(heap);
+  purge_due(td, true);
+  abandon_segments(td);
+  registry_remove(heap);
+  g_counters.threads.fetch_sub(1, std::memory_order_relaxed);
+  // Frees after this point (later destructors) take the remote path into abandoned pages;
+  // a later malloc builds a fresh heap and re-arms the exit key.
+  tls_heap = &g_empty_heap;
+  t_heap_torn_down = true;
+  heap_struct_free(heap);
+}
+
+}  // namespace
+
+}  // namespace heapscope

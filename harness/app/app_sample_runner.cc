@@ -1,0 +1,226 @@
+#include "harness/app/app_sample_runner.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <csignal>
+#include <cstring>
+#include <filesystem>
+
+#include "base/sha256.h"
+#include "harness/app/process_tree_rss.h"
+#include "harness/campaign/sample_runner.h"
+#include "harness/process/spawn.h"
+
+namespace heapscope::harness {
+namespace {
+
+constexpr std::size_t kStderrTail = 2048;
+
+volatile std::sig_atomic_t g_interrupt = 0;
+
+double now_seconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+double to_seconds(const timeval& tv) {
+  return static_cast<double>(tv.tv_sec) + static_cast<double>(tv.tv_usec) * 1e-6;
+}
+
+// An unlinked temporary file (the descriptor keeps it alive), or -1.
+int anonymous_temp_file() {
+  std::error_code ec;
+  std::string path = (std::filesystem::temp_directory_path(ec) / "hsbench-app-XXXXXX").string();
+  const int fd = mkostemp(path.data(), O_CLOEXEC);
+  if (fd >= 0) unlink(path.c_str());
+  return fd;
+}
+
+std::string tail_of(int fd, std::size_t n) {
+  struct stat st {};
+  if (fstat(fd, &st) != 0 || st.st_size <= 0) return "";
+  const auto size = static_cast<std::size_t>(st.st_size);
+  const std::size_t take = std::min(size, n);
+  std::string out(take, '\0');
+  const ssize_t got = pread(fd, out.data(), take, static_cast<off_t>(size - take));
+  out.resize(got > 0 ? static_cast<std::size_t>(got) : 0);
+  return out;
+}
+
+std::string last_line(const std::string& text) {
+  const std::size_t end = text.find_last_not_of("\n\r ");
+  if (end == std::string::npos) return "";
+  const std::size_t begin = text.rfind('\n', end);
+  return text.substr(begin == std::string::npos ? 0 : begin + 1,
+                     end - (begin == std::string::npos ? 0 : begin + 1) + 1);
+}
+
+// Spawns the command in a new process group with its stdio redirected; returns the pid or -1
+// with *error set.
+pid_t spawn(const AppRunRequest& r, int out_fd, int err_fd, std::string* error) {
+  SpawnRequest request;
+  request.program = r.executable;
+  request.argv = r.argv;
+  request.env = &r.env;
+  request.cwd = r.cwd;
+  request.stdin_path = r.stdin_path.empty() ? "/dev/null" : r.stdin_path;
+  request.stdout_fd = out_fd;
+  request.stderr_fd = err_fd;
+  request.own_process_group = true;
+  return spawn_process(request, error);
+}
+
+void kill_tree(pid_t group) {
+  kill_process_group(group);
+  for (const pid_t p : descendants_of(getpid())) kill(p, SIGKILL);
+}
+
+// Waits until `pid` exits, the deadline passes or an interrupt arrives, sampling the tree's
+// RSS every `interval` seconds. Returns true when it exited (it is not reaped yet).
+bool watch(pid_t pid, double deadline, double interval, std::uint64_t* peak_tree) {
+  const int pidfd = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
+  bool exited = false;
+  *peak_tree = std::max(*peak_tree, descendants_rss_bytes());
+  while (!exited && g_interrupt == 0) {
+    const double left = deadline - now_seconds();
+    if (left <= 0) break;
+    const int wait_ms =
+        static_cast<int>(std::ceil(std::min(left, interval) * 1000.0));  // never 0 while left > 0
+    if (pidfd >= 0) {
+      pollfd p{pidfd, POLLIN, 0};
+      exited = poll(&p, 1, wait_ms) > 0;
+    } else {  // no pidfd (kernel < 5.3): poll the state without reaping
+      siginfo_t info{};
+      exited = waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+               info.si_pid == pid;
+      if (!exited) usleep(1000);
+    }
+    if (!exited) *peak_tree = std::max(*peak_tree, descendants_rss_bytes());
+  }
+  if (pidfd >= 0) close(pidfd);
+  return exited;
+}
+
+void classify(AppRunResult& o, bool timed_out, bool interrupted, int status, double timeout) {
+  if (interrupted) {
+    o.kind = "interrupted";
+    o.reason = "interrupted by the user; the command was killed";
+  } else if (timed_out) {
+    o.kind = "timeout";
+    o.reason = "no exit within the " + std::to_string(timeout) +
+               " s watchdog; the process group was killed";
+  } else if (WIFSIGNALED(status)) {
+    o.signal = WTERMSIG(status);
+    o.kind = "signal";
+    o.reason = std::string("the command died with signal ") + std::to_string(o.signal) + " (" +
+               strsignal(o.signal) + ")";
+  } else if (WIFEXITED(status) && WEXITSTATUS(status) != 0) {
+    o.kind = "exit-status";
+    o.reason = "the command exited with status " + std::to_string(o.exit_status);
+    if (const std::string line = last_line(o.stderr_tail); !line.empty()) o.reason += ": " + line;
+  } else {
+    o.ok = true;
+  }
+}
+
+}  // namespace
+
+void become_subreaper() {
+  static const bool done = prctl(PR_SET_CHILD_SUBREAPER, 1) == 0;
+  (void)done;
+}
+
+void request_app_interrupt() { g_interrupt = 1; }
+bool app_interrupt_requested() { return g_interrupt != 0; }
+
+AppRunResult run_app_command(const AppRunRequest& r) {
+  AppRunResult o;
+  become_subreaper();
+  const int out_fd = anonymous_temp_file();
+  const int err_fd = anonymous_temp_file();
+  if (out_fd < 0 || err_fd < 0) {
+    if (out_fd >= 0) close(out_fd);
+    if (err_fd >= 0) close(err_fd);
+    o.kind = "spawn-failed";
+    o.reason = std::string("cannot create a temporary file: ") + std::strerror(errno);
+    return o;
+  }
+  const double start = now_seconds();
+  const pid_t pid = spawn(r, out_fd, err_fd, &o.reason);
+  if (pid < 0) {
+    close(out_fd);
+    close(err_fd);
+    o.kind = "spawn-failed";
+    return o;
+  }
+  const bool exited =
+      watch(pid, start + r.timeout_seconds, r.rss_interval_seconds, &o.peak_rss_tree_bytes);
+  o.wall_seconds = now_seconds() - start;
+  const bool interrupted = !exited && g_interrupt != 0;
+  // Whatever the command left running (or all of it, after a timeout) is killed while its
+  // leader is still an unreaped zombie, so the group id cannot have been reused.
+  kill_tree(pid);
+
+  int status = 0;
+  rusage usage{};
+  while (wait4(pid, &status, 0, &usage) < 0 && errno == EINTR) {
+  }
+  o.user_seconds = to_seconds(usage.ru_utime);
+  o.system_seconds = to_seconds(usage.ru_stime);
+  o.peak_rss_bytes = static_cast<std::uint64_t>(usage.ru_maxrss) * 1024;
+  if (WIFEXITED(status)) o.exit_status = WEXITSTATUS(status);
+
+  // The stragglers killed above are reaped here, their usage counted.
+  for (;;) {
+    rusage more{};
+    int ignored = 0;
+    const pid_t reaped = wait4(-1, &ignored, 0, &more);
+    if (reaped < 0 && errno == EINTR) continue;
+    if (reaped < 0) break;
+    o.user_seconds += to_seconds(more.ru_utime);
+    o.system_seconds += to_seconds(more.ru_stime);
+    o.peak_rss_bytes =
+        std::max(o.peak_rss_bytes, static_cast<std::uint64_t>(more.ru_maxrss) * 1024);
+  }
+  o.peak_rss_tree_bytes = std::max(o.peak_rss_tree_bytes, o.peak_rss_bytes);
+
+  struct stat st {};
+  if (fstat(out_fd, &st) == 0) o.stdout_bytes = static_cast<std::uint64_t>(st.st_size);
+  std::string error;
+  o.stdout_sha256 =
+      base::sha256_file_hex("/proc/self/fd/" + std::to_string(out_fd), &error).value_or("");
+  o.stderr_tail = tail_of(err_fd, kStderrTail);
+  close(out_fd);
+  close(err_fd);
+  classify(o, !exited && !interrupted, interrupted, status, r.timeout_seconds);
+  return o;
+}
+
+nlohmann::ordered_json app_measurement_json(const AppRunResult& r) {
+  const bool exited =
+      r.kind != "timeout" && r.kind != "interrupted" && r.kind != "spawn-failed" && r.signal == 0;
+  return {
+      {"wall_seconds", r.wall_seconds},
+      {"user_seconds", r.user_seconds},
+      {"system_seconds", r.system_seconds},
+      {"peak_rss_bytes", r.peak_rss_bytes},
+      {"peak_rss_tree_bytes", r.peak_rss_tree_bytes},
+      {"exit_status", exited ? nlohmann::ordered_json(r.exit_status) : nlohmann::ordered_json()},
+      {"stdout_sha256", r.stdout_sha256}};
+}
+
+nlohmann::ordered_json app_failure_json(const AppRunResult& r) {
+  return sample_failure_json(r.kind, r.reason, r.exit_status, r.signal, r.stderr_tail);
+}
+
+}  // namespace heapscope::harness

@@ -1,0 +1,153 @@
+#include "harness/campaign/campaign_spec.h"
+
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "workloads/names.h"
+
+namespace heapscope::harness {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+template <class T>
+T get_or(const Json& j, const char* key, T fallback) {
+  if (!j.contains(key) || j.at(key).is_null()) return fallback;
+  try {
+    return j.at(key).get<T>();
+  } catch (const nlohmann::json::exception& e) {
+    throw CampaignError(std::string("campaign field '") + key +
+                        "' has the wrong type: " + e.what());
+  }
+}
+
+}  // namespace
+
+std::optional<CampaignSpec> builtin_campaign(const std::string& name) {
+  CampaignSpec spec;
+  spec.name = name;
+  if (name == "quick") {
+    spec.workloads = {"tiny-hot", "general-mix", "cross-thread", "large-buffers"};
+    spec.threads = {1, 2};
+    spec.blocks = 5;
+    spec.target_min_seconds = 0.1;
+    spec.target_max_seconds = 0.3;
+    spec.timeout_seconds = 60;
+    return spec;
+  }
+  if (name == "headline") {
+    spec.workloads.assign(workloads::kWorkloadNames.begin(), workloads::kWorkloadNames.end());
+    spec.threads = {1, 2, 4, 8};
+    spec.blocks = 20;
+    spec.target_min_seconds = 0.5;
+    spec.target_max_seconds = 2.0;
+    spec.calibration_start_ops = 1'000'000;
+    spec.timeout_seconds = 120;
+    return spec;
+  }
+  return std::nullopt;
+}
+
+Json campaign_to_json(const CampaignSpec& spec) {
+  Json j{{"name", spec.name},
+         {"workloads", spec.workloads},
+         {"threads", spec.threads},
+         {"allocators", spec.allocators},
+         {"user_allocators", spec.user_allocators},
+         {"blocks", spec.blocks},
+         {"seed", spec.seed ? Json(*spec.seed) : Json()},
+         {"baseline", spec.baseline},
+         {"target_seconds", {spec.target_min_seconds, spec.target_max_seconds}},
+         {"ops", spec.fixed_ops},
+         {"calibration_start_ops", spec.calibration_start_ops},
+         {"timeout_seconds", spec.timeout_seconds},
+         {"verify", spec.verify}};
+  return j;
+}
+
+CampaignSpec campaign_from_json(const Json& j) {
+  if (!j.is_object()) throw CampaignError("a campaign must be a JSON object");
+  static const std::set<std::string> known = {"name",
+                                              "workloads",
+                                              "threads",
+                                              "allocators",
+                                              "user_allocators",
+                                              "blocks",
+                                              "seed",
+                                              "baseline",
+                                              "target_seconds",
+                                              "ops",
+                                              "calibration_start_ops",
+                                              "timeout_seconds",
+                                              "verify",
+                                              "description"};
+  for (const auto& item : j.items()) {
+    if (!known.contains(item.key())) {
+      throw CampaignError("unknown campaign field '" + item.key() + "'");
+    }
+  }
+  CampaignSpec spec;
+  spec.name = get_or<std::string>(j, "name", "custom");
+  spec.workloads = get_or<std::vector<std::string>>(j, "workloads", {});
+  spec.threads = get_or<std::vector<unsigned>>(j, "threads", {1});
+  spec.allocators = get_or<std::vector<std::string>>(j, "allocators", {});
+  spec.user_allocators = get_or<std::vector<std::string>>(j, "user_allocators", {});
+  spec.blocks = get_or<unsigned>(j, "blocks", spec.blocks);
+  if (j.contains("seed") && !j.at("seed").is_null())
+    spec.seed = get_or<std::uint64_t>(j, "seed", 0);
+  spec.baseline = get_or<std::string>(j, "baseline", "");
+  const auto target = get_or<std::vector<double>>(
+      j, "target_seconds", {spec.target_min_seconds, spec.target_max_seconds});
+  if (target.size() != 2) throw CampaignError("target_seconds must be [min, max]");
+  spec.target_min_seconds = target[0];
+  spec.target_max_seconds = target[1];
+  spec.fixed_ops = get_or<std::uint64_t>(j, "ops", 0);
+  spec.calibration_start_ops =
+      get_or<std::uint64_t>(j, "calibration_start_ops", spec.calibration_start_ops);
+  spec.timeout_seconds = get_or<double>(j, "timeout_seconds", spec.timeout_seconds);
+  spec.verify = get_or<bool>(j, "verify", false);
+  validate_campaign(spec);
+  return spec;
+}
+
+CampaignSpec load_campaign(const std::string& name_or_path) {
+  if (auto spec = builtin_campaign(name_or_path)) return *spec;
+  std::ifstream in(name_or_path);
+  if (!in) {
+    throw CampaignError("campaign '" + name_or_path +
+                        "' is neither a built-in (quick, headline) nor a readable file");
+  }
+  std::stringstream text;
+  text << in.rdbuf();
+  Json j;
+  try {
+    j = Json::parse(text.str());
+  } catch (const nlohmann::json::exception& e) {
+    throw CampaignError("campaign file " + name_or_path + " is not valid JSON: " + e.what());
+  }
+  return campaign_from_json(j);
+}
+
+void validate_campaign(const CampaignSpec& spec) {
+  if (spec.workloads.empty()) throw CampaignError("the campaign lists no workloads");
+  if (spec.threads.empty()) throw CampaignError("the campaign lists no thread points");
+  for (unsigned t : spec.threads) {
+    if (t == 0 || t > 256)
+      throw CampaignError("thread point " + std::to_string(t) + " out of range");
+  }
+  if (spec.blocks == 0) throw CampaignError("a campaign needs at least one block");
+  if (!(spec.target_min_seconds > 0) || spec.target_max_seconds < spec.target_min_seconds) {
+    throw CampaignError("target_seconds must satisfy 0 < min <= max");
+  }
+  if (!(spec.timeout_seconds > 0)) throw CampaignError("timeout_seconds must be > 0");
+  if (spec.fixed_ops == 0 && spec.calibration_start_ops == 0) {
+    throw CampaignError("calibration_start_ops must be > 0");
+  }
+  std::set<std::string> seen;
+  for (const auto& w : spec.workloads) {
+    if (!seen.insert(w).second) throw CampaignError("workload '" + w + "' is listed twice");
+  }
+}
+
+}  // namespace heapscope::harness

@@ -1,0 +1,91 @@
+#include "harness/campaign/raw_run.h"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+namespace heapscope::harness {
+
+std::string sample_id(const std::string& workload, unsigned threads, std::uint64_t block,
+                      const std::string& allocator) {
+  return workload + "/t" + std::to_string(threads) + "/b" + std::to_string(block) + "/" + allocator;
+}
+
+Json load_json_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw RawRunError(path + ": cannot open: " + std::strerror(errno));
+  std::stringstream text;
+  text << in.rdbuf();
+  try {
+    return Json::parse(text.str());
+  } catch (const nlohmann::json::exception& e) {
+    throw RawRunError(path + ": not valid JSON (" + e.what() + ")");
+  }
+}
+
+Json load_raw_run(const std::string& path) {
+  Json j = load_json_file(path);
+  auto fail = [&](const std::string& what) {
+    throw RawRunError(path + ": not a raw run: " + what);
+  };
+  if (!j.is_object()) fail("the top level is not an object");
+  if (!j.contains("schema") || j["schema"] != kRawRunSchema) {
+    fail(std::string("missing or wrong \"schema\" (expected \"") + kRawRunSchema + "\")");
+  }
+  if (!j.contains("schema_version") || !j["schema_version"].is_number_integer()) {
+    fail("missing schema_version");
+  }
+  if (j["schema_version"].get<int>() != kRawRunSchemaVersion) {
+    fail("schema_version " + j["schema_version"].dump() + " is not supported (this hsbench reads " +
+         std::to_string(kRawRunSchemaVersion) + ")");
+  }
+  for (const char* key : {"campaign", "seed", "allocators", "calibration", "samples"}) {
+    if (!j.contains(key)) fail(std::string("missing field \"") + key + "\"");
+  }
+  if (!j["samples"].is_array()) fail("\"samples\" is not an array");
+  if (!j["seed"].is_number_unsigned()) fail("\"seed\" is not an unsigned integer");
+  size_t index = 0;
+  for (const Json& s : j["samples"]) {
+    const std::string where = "sample #" + std::to_string(index++);
+    if (!s.is_object()) fail(where + " is not an object");
+    for (const char* key :
+         {"id", "workload", "threads", "block", "allocator", "argv", "env", "status"}) {
+      if (!s.contains(key)) fail(where + " has no \"" + key + "\"");
+    }
+    if (s["status"] == "ok" && !s.contains("measurement"))
+      fail(where + " is ok but has no measurement");
+  }
+  return j;
+}
+
+void write_json_atomic(const std::string& path, const Json& j) {
+  const std::string tmp = path + ".tmp." + std::to_string(getpid());
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) throw RawRunError(tmp + ": cannot write: " + std::strerror(errno));
+    out << j.dump(1, ' ', false, Json::error_handler_t::replace) << '\n';
+    out.flush();
+    if (!out) {
+      std::remove(tmp.c_str());
+      throw RawRunError(tmp + ": write failed");
+    }
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    const std::string why = std::strerror(errno);
+    std::remove(tmp.c_str());
+    throw RawRunError(path + ": cannot replace: " + why);
+  }
+}
+
+const Json* find_sample(const Json& raw, const std::string& id) {
+  for (const Json& s : raw["samples"]) {
+    if (s["id"] == id) return &s;
+  }
+  return nullptr;
+}
+
+}  // namespace heapscope::harness

@@ -1,0 +1,40 @@
+// `hsbench report RAW.json`: the per-cell table and the summary JSON (report.h).
+#include <CLI/CLI.hpp>
+#include <iostream>
+#include <memory>
+#include <string>
+
+#include "harness/campaign/raw_run.h"
+#include "harness/cli/commands.h"
+#include "harness/report/report.h"
+
+namespace heapscope::harness {
+namespace {
+
+struct ReportOptions {
+  std::string raw;
+  std::string baseline;
+  std::string summary_out;
+};
+
+int run_report(const ReportOptions& o) {
+  const Json raw = load_raw_run(o.raw);
+  const Json summary = summarize_raw_run(raw, o.baseline);
+  print_report(std::cout, summary);
+  if (!o.summary_out.empty()) write_json_atomic(o.summary_out, summary);
+  return kExitOk;
+}
+
+}  // namespace
+
+void add_report_command(CLI::App& app, CommandAction& run) {
+  auto o = std::make_shared<ReportOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "report", "Per-cell medians, IQR and paired effects with bootstrap CIs from a raw run");
+  cmd->add_option("raw", o->raw, "Raw-run JSON")->required();
+  cmd->add_option("--baseline", o->baseline, "Baseline allocator (default: the run's)");
+  cmd->add_option("--summary-out", o->summary_out, "Write the summary JSON here");
+  cmd->final_callback([o, &run] { run = [o] { return run_report(*o); }; });
+}
+
+}  // namespace heapscope::harness

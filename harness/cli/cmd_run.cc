@@ -1,0 +1,141 @@
+// `hsbench run`: a whole campaign on this host (spec harness.md §3), resumable.
+#include <CLI/CLI.hpp>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "harness/campaign/campaign_exec.h"
+#include "harness/campaign/campaign_setup.h"
+#include "harness/campaign/raw_run_header.h"
+#include "harness/cli/commands.h"
+#include "harness/registry/host_info.h"
+#include "harness/report/report.h"
+
+namespace heapscope::harness {
+namespace {
+
+struct RunOptions {
+  std::string campaign = "quick";
+  std::vector<std::string> allocators;
+  std::vector<std::string> user_allocators;
+  std::vector<std::string> workloads;
+  std::vector<unsigned> threads;
+  unsigned blocks = 0;
+  std::uint64_t seed = 0;
+  std::uint64_t ops = 0;
+  double timeout = 0;
+  std::string baseline;
+  std::string out;
+  bool resume = false;
+  bool seed_given = false;
+  bool shaped = false;  // any option that changes the campaign
+};
+
+CampaignSpec campaign_from_options(const RunOptions& o) {
+  CampaignSpec spec = load_campaign(o.campaign);
+  if (!o.allocators.empty()) spec.allocators = o.allocators;
+  for (const auto& u : o.user_allocators) spec.user_allocators.push_back(u);
+  if (!o.workloads.empty()) spec.workloads = o.workloads;
+  if (!o.threads.empty()) spec.threads = o.threads;
+  if (o.blocks > 0) spec.blocks = o.blocks;
+  if (o.seed_given) spec.seed = o.seed;
+  if (o.ops > 0) spec.fixed_ops = o.ops;
+  if (o.timeout > 0) spec.timeout_seconds = o.timeout;
+  if (!o.baseline.empty()) spec.baseline = o.baseline;
+  validate_campaign(spec);
+  return spec;
+}
+
+int run_campaign(const RunOptions& o) {
+  const std::string out =
+      o.out.empty() ? "hsbench-" + std::filesystem::path(o.campaign).stem().string() + ".raw.json"
+                    : o.out;
+  std::error_code ec;
+  const bool exists = std::filesystem::exists(out, ec);
+  Json raw;
+  ResolvedCampaign c;
+  if (o.resume && exists) {
+    if (o.shaped) {
+      throw UsageError("--resume takes the campaign from " + out +
+                       "; do not combine it with options that change the campaign");
+    }
+    try {
+      raw = load_raw_run(out);
+      c = resolve_campaign(campaign_from_json(raw["campaign"]));
+      check_same_campaign(raw, c, out);
+      const std::string host = host_info().value("hostname", "");
+      bool known_host = false;
+      for (const Json& h : raw["hosts"]) known_host |= h.value("hostname", "") == host;
+      if (!known_host) raw["hosts"].push_back(host_info());
+      std::cerr << "hsbench run: resuming " << out << " (" << raw["samples"].size()
+                << " samples recorded)\n";
+    } catch (const RawRunError& e) {
+      throw Failure(std::string("cannot resume: ") + e.what() + " (file left unchanged)");
+    }
+  } else {
+    if (exists) {
+      throw Failure(out + " exists; pass --resume to continue it, or choose another --out");
+    }
+    c = resolve_campaign(campaign_from_options(o));
+    raw = new_raw_run(c);
+  }
+  std::cerr << "hsbench run: campaign " << c.spec.name << ", seed " << hex64(c.seed) << ", "
+            << c.spec.workloads.size() << " workloads x " << c.spec.threads.size()
+            << " thread points x " << c.active.size() << " allocators x " << c.spec.blocks
+            << " blocks, baseline " << c.baseline << " -> " << out << "\n";
+
+  RawRunWriter writer(out);
+  writer.save(raw);
+  ensure_calibration(c, raw, writer);
+  ensure_orders(c, raw);
+  const ExecuteResult r = execute_samples(c, raw, writer);
+  std::cerr << "hsbench run: " << r.ran << " samples run, " << r.failed << " failed; "
+            << raw["samples"].size() << " recorded in " << out << "\n";
+  if (r.interrupted) {
+    throw Interrupted("interrupted; continue with: hsbench run --resume --out " + out);
+  }
+  print_report(std::cout, summarize_raw_run(raw, ""));
+  return kExitOk;
+}
+
+}  // namespace
+
+void add_run_command(CLI::App& app, CommandAction& run) {
+  auto o = std::make_shared<RunOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "run", "Run a campaign: workloads x thread points x allocators x balanced paired blocks");
+  std::vector<CLI::Option*> shaping;
+  cmd->add_option("--campaign", o->campaign, "quick | headline | FILE.json")->capture_default_str();
+  shaping.push_back(cmd->add_option("--allocators", o->allocators, "Allocator ids (default: all)")
+                        ->delimiter(',')
+                        ->type_name("ID,..."));
+  shaping.push_back(cmd->add_option("--allocator", o->user_allocators,
+                                    "Add an allocator from a shared library (repeatable)")
+                        ->type_name("NAME=PATH"));
+  shaping.push_back(cmd->add_option("--workloads", o->workloads, "Workloads")
+                        ->delimiter(',')
+                        ->type_name("W,..."));
+  shaping.push_back(cmd->add_option("--threads", o->threads, "Thread points")
+                        ->delimiter(',')
+                        ->type_name("N,..."));
+  shaping.push_back(cmd->add_option("--blocks", o->blocks, "Blocks per cell"));
+  CLI::Option* seed =
+      cmd->add_option("--seed", o->seed, "Campaign seed (default: fresh, recorded)");
+  shaping.push_back(seed);
+  shaping.push_back(cmd->add_option("--ops", o->ops, "Fixed ops per sample (skips calibration)"));
+  shaping.push_back(cmd->add_option("--timeout", o->timeout, "Watchdog per child, seconds"));
+  shaping.push_back(cmd->add_option("--baseline", o->baseline, "Calibration/report baseline id"));
+  cmd->add_option("--out", o->out, "Raw-run JSON (default hsbench-<campaign>.raw.json)");
+  cmd->add_flag("--resume", o->resume, "Continue the raw run in --out with its missing samples");
+  CLI::Option* campaign_opt = cmd->get_option("--campaign");
+  cmd->final_callback([o, shaping, seed, campaign_opt, &run] {
+    o->seed_given = seed->count() > 0;
+    o->shaped = campaign_opt->count() > 0;
+    for (CLI::Option* opt : shaping) o->shaped |= opt->count() > 0;
+    run = [o] { return run_campaign(*o); };
+  });
+}
+
+}  // namespace heapscope::harness

@@ -1,0 +1,135 @@
+// Drives the real hsbench binary: help, errors and exit codes are part of its interface.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "harness/process/run_command.h"
+
+namespace heapscope::harness {
+namespace {
+
+CommandResult hsbench(const std::vector<std::string>& args) {
+  std::vector<std::string> argv{HS_HSBENCH_EXE};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return run_command(argv);
+}
+
+bool contains(const std::string& haystack, const std::string& needle) {
+  return haystack.find(needle) != std::string::npos;
+}
+
+// Errors of a subcommand: printed once as "hsbench <subcommand>: <message>", with the exit code
+// of their kind (1 failure, 2 usage), the first line on stderr and nothing on stdout.
+void expect_error(const CommandResult& r, int code, const std::string& prefix) {
+  EXPECT_EQ(r.exit_code, code) << r.err;
+  EXPECT_EQ(r.err.rfind(prefix, 0), 0u) << r.err;
+  EXPECT_EQ(r.err.find(prefix, 1), std::string::npos) << "reported twice:\n" << r.err;
+  EXPECT_EQ(r.out, "");
+}
+
+const std::string kCampaignRaw = std::string(HS_REPORT_TESTDATA) + "/campaign.raw.json";
+
+TEST(HsbenchCli, UnreadableRawRunIsAFailure) {
+  expect_error(hsbench({"report", "/nonexistent/run.raw.json"}), 1,
+               "hsbench report: /nonexistent/run.raw.json");
+  expect_error(hsbench({"merge", "/nonexistent/a.json", "--out", "/nonexistent/m.json"}), 1,
+               "hsbench merge: /nonexistent/a.json");
+}
+
+TEST(HsbenchCli, UnknownSampleIsAUsageError) {
+  expect_error(hsbench({"reproduce", kCampaignRaw, "no/such/sample"}), 2,
+               "hsbench reproduce: no sample 'no/such/sample' in " + kCampaignRaw +
+                   " (ids look like <workload>/t<threads>/b<block>/<allocator>)\n");
+}
+
+TEST(HsbenchCli, RunRefusesToOverwriteOrReshapeARawRun) {
+  expect_error(hsbench({"run", "--out", kCampaignRaw}), 1,
+               "hsbench run: " + kCampaignRaw +
+                   " exists; pass --resume to continue it, or choose another --out\n");
+  expect_error(hsbench({"run", "--resume", "--blocks", "2", "--out", kCampaignRaw}), 2,
+               "hsbench run: --resume takes the campaign from " + kCampaignRaw +
+                   "; do not combine it with options that change the campaign\n");
+}
+
+TEST(HsbenchCli, VerifyOfAMissingSiteIsAFailure) {
+  expect_error(hsbench({"verify", "/nonexistent/site"}), 1, "hsbench verify: /nonexistent/site: ");
+}
+
+TEST(HsbenchCli, HelpListsSubcommands) {
+  const CommandResult r = hsbench({"--help"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(contains(r.out, "allocators")) << r.out;
+}
+
+TEST(HsbenchCli, SubcommandHelp) {
+  const CommandResult r = hsbench({"allocators", "--help"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(contains(r.out, "--json")) << r.out;
+  EXPECT_TRUE(contains(r.out, "--allocator")) << r.out;
+  EXPECT_TRUE(contains(r.out, "--only")) << r.out;
+}
+
+TEST(HsbenchCli, UnknownSubcommandFails) {
+  const CommandResult r = hsbench({"bogus"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_TRUE(contains(r.err, "unknown subcommand")) << r.err;
+  EXPECT_TRUE(contains(r.err, "bogus")) << r.err;
+  EXPECT_TRUE(contains(r.err, "allocators")) << r.err;
+}
+
+TEST(HsbenchCli, MissingSubcommandFails) {
+  const CommandResult r = hsbench({});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_FALSE(r.err.empty());
+}
+
+TEST(HsbenchCli, UnknownFlagFails) {
+  const CommandResult r = hsbench({"allocators", "--no-such-flag"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_TRUE(contains(r.err, "--no-such-flag")) << r.err;
+}
+
+TEST(HsbenchCli, UnknownAllocatorIdFails) {
+  const CommandResult r = hsbench({"allocators", "--only", "foo"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_TRUE(contains(r.err, "'foo'")) << r.err;
+  EXPECT_TRUE(contains(r.err, "known ids: engine, engine-noprof")) << r.err;
+}
+
+TEST(HsbenchCli, MissingUserLibraryFails) {
+  const CommandResult r = hsbench({"allocators", "--allocator", "mine=/nonexistent/libmine.so"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_TRUE(contains(r.err, "/nonexistent/libmine.so")) << r.err;
+}
+
+TEST(HsbenchCli, JsonListsEveryAllocator) {
+  const CommandResult r = hsbench({"allocators", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  std::vector<std::string> ids;
+  for (const auto& a : j.at("allocators")) ids.push_back(a.at("id"));
+  EXPECT_EQ(ids, (std::vector<std::string>{"engine", "engine-noprof", "engine-prof", "mimalloc",
+                                           "jemalloc", "tcmalloc", "glibc"}));
+}
+
+TEST(HsbenchCli, OnlySelectsInOrder) {
+  const CommandResult r = hsbench({"allocators", "--json", "--only", "glibc,mimalloc"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j.at("allocators").size(), 2u);
+  EXPECT_EQ(j.at("allocators").at(0).at("id"), "glibc");
+  EXPECT_TRUE(j.at("allocators").at(1).at("available").get<bool>());
+}
+
+TEST(HsbenchCli, TableShowsAvailability) {
+  const CommandResult r = hsbench({"allocators", "--only", "jemalloc"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(contains(r.out, "jemalloc")) << r.out;
+  EXPECT_TRUE(contains(r.out, " yes ")) << r.out;
+  EXPECT_TRUE(contains(r.out, "libjemalloc2")) << r.out;
+}
+
+}  // namespace
+}  // namespace heapscope::harness

@@ -1,0 +1,83 @@
+// The allocators under test (spec harness.md §1): what each one is, how it enters a child
+// process, and its provenance (resolved library, package version, SHA-256, availability).
+//
+//   registry_specs()     built-in ids + user NAME=PATH additions   (what exists)
+//   select_allocators()  --only ID,...                              (what was asked for)
+//   inspect_allocator()  realpath, dpkg, sha256, probe in a child    (what it really is)
+//
+// A missing allocator is reported as unavailable with a reason, never replaced by glibc.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "harness/registry/engine_libraries.h"
+#include "harness/registry/library_check.h"
+
+namespace heapscope::harness {
+
+// A user error (unknown id, bad NAME=PATH, missing file): the message is meant for the user.
+class RegistryError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+enum class VersionSource { kDebianPackage, kBuildTree };
+
+struct AllocatorSpec {
+  std::string id;
+  std::string description;
+  std::string library;  // the shared object that serves malloc in the child
+  bool preload = true;  // false for glibc: it enters the child by doing nothing
+  std::vector<std::pair<std::string, std::string>> env;  // extra environment for the child
+  VersionSource version_source = VersionSource::kDebianPackage;
+  std::string build_version;   // for kBuildTree
+  std::string missing_reason;  // prefix used when `library` does not exist
+  // When set, the allocator is listed (with provenance) but never run: a row that would
+  // measure something other than its name says (e.g. a profiler that does not exist yet).
+  std::string unavailable_reason;
+};
+
+struct AllocatorInfo {
+  AllocatorSpec spec;
+  std::string resolved_path;  // realpath(spec.library); empty when missing
+  std::string package;        // Debian package, or "heapscope" for the build tree
+  std::string version;
+  std::string sha256;  // of resolved_path
+  bool available = false;
+  std::string reason;  // why not available
+};
+
+struct RegistryOptions {
+  EngineLibraries engine;
+  std::vector<std::string> user_allocators;  // "NAME=PATH"
+};
+
+// The built-in allocators, in the spec's order (builtin_allocators.cc).
+std::vector<AllocatorSpec> builtin_allocator_specs(const EngineLibraries& engine);
+
+// Built-in allocators in the spec's order, then the user's. Throws RegistryError for a
+// malformed or duplicate NAME=PATH or a PATH that does not exist.
+std::vector<AllocatorSpec> registry_specs(const RegistryOptions& options);
+
+// The specs whose ids are listed, in the listed order. Throws RegistryError naming an unknown
+// id and the known ones.
+std::vector<AllocatorSpec> select_allocators(const std::vector<AllocatorSpec>& specs,
+                                             const std::vector<std::string>& ids);
+
+// Fills in provenance and availability; `probe` is run in a child set up like a campaign child
+// to prove the library really serves malloc there.
+AllocatorInfo inspect_allocator(const AllocatorSpec& spec, const ProbeCommand& probe);
+
+// The inspected allocator with this id, or nullptr.
+const AllocatorInfo* find_allocator(const std::vector<AllocatorInfo>& infos, const std::string& id);
+
+// Environment entries ("KEY=VALUE") to add to a child so it runs on this allocator.
+std::vector<std::string> child_environment(const AllocatorInfo& info);
+
+// The libc.so.6 this process runs on, as the dynamic loader named it.
+std::string libc_path();
+
+}  // namespace heapscope::harness

@@ -1,0 +1,30 @@
+// `hsbench report`: a raw run turned into per-cell statistics (spec harness.md §5) — median
+// ops/s with quartiles, n, peak RSS median, and for every allocator the paired effect against
+// the baseline (exp of the median per-block log ratio, 95% whole-block bootstrap CI, MDE) —
+// plus every failure. The summary JSON ("heapscope.campaign-summary", schema_version 1) is
+// what the publishing step reads.
+//
+// Pairing: block b of a candidate is paired with block b of the baseline in the same cell
+// when both succeeded. Bootstrap seeds: stats::bootstrap_seed(campaign seed,
+// "<workload>/<threads>/ops_per_sec/<candidate>/<baseline>"), so the same raw run always gives
+// a byte-identical summary. Within a block every allocator must have replayed the same stream;
+// blocks whose stream digests disagree are listed under "digest_mismatches".
+#pragma once
+
+#include <ostream>
+#include <string>
+
+#include "harness/campaign/raw_run.h"
+#include "harness/report/summary_model.h"
+
+namespace heapscope::harness {
+
+// An application run (`hsbench app`, a raw run with "application") is summarized by
+// app_report.h instead: wall time as the metric, lower is better.
+// baseline: empty = the run's baseline (mimalloc when present, else glibc). Throws
+// RawRunError when the baseline is not in the run.
+Json summarize_raw_run(const Json& raw, const std::string& baseline);
+
+void print_report(std::ostream& out, const Json& summary);
+
+}  // namespace heapscope::harness

@@ -1,0 +1,100 @@
+// The printed reports against committed golden texts: `hsbench report`'s table of a small
+// campaign raw run and the app report of a small `hsbench app` raw run (testdata/), and the
+// summary JSON each is printed from (what `publish` reads). Both are pure functions of the raw
+// run (bootstrap seeds come from the run's seed), so any change in them is a change in what
+// users read and must be looked at.
+//
+// To accept an intended change, regenerate the golden files and review their diff:
+//   HEAPSCOPE_UPDATE_GOLDEN=1 ctest --test-dir build/release -R 'harness.ReportGolden'
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "harness/campaign/raw_run.h"
+#include "harness/report/app_report.h"
+#include "harness/report/report.h"
+
+namespace heapscope::harness {
+namespace {
+
+const std::string kTestdata = HS_REPORT_TESTDATA;
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+// Every line that differs, as "-expected" / "+actual" pairs with its line number.
+std::string line_diff(const std::string& expected, const std::string& actual) {
+  const std::vector<std::string> e = lines_of(expected);
+  const std::vector<std::string> a = lines_of(actual);
+  std::ostringstream d;
+  for (std::size_t i = 0; i < std::max(e.size(), a.size()); ++i) {
+    const std::string* el = i < e.size() ? &e[i] : nullptr;
+    const std::string* al = i < a.size() ? &a[i] : nullptr;
+    if (el != nullptr && al != nullptr && *el == *al) continue;
+    d << "line " << i + 1 << ":\n";
+    if (el != nullptr) d << "  -" << *el << "\n";
+    if (al != nullptr) d << "  +" << *al << "\n";
+  }
+  return d.str();
+}
+
+void expect_golden(const std::string& actual, const std::string& golden_name) {
+  const std::string path = kTestdata + "/" + golden_name;
+  const char* update = std::getenv("HEAPSCOPE_UPDATE_GOLDEN");
+  if (update != nullptr && std::string(update) == "1") {
+    std::ofstream(path, std::ios::binary) << actual;
+    std::cout << "rewrote " << path << "\n";
+    return;
+  }
+  const std::string expected = read_text(path);
+  ASSERT_FALSE(expected.empty()) << path << " is missing or empty";
+  EXPECT_TRUE(expected == actual)
+      << "the printed report differs from " << path << " (-golden +now):\n"
+      << line_diff(expected, actual)
+      << "If the change is intended: HEAPSCOPE_UPDATE_GOLDEN=1 and rerun, then review the diff.";
+}
+
+TEST(ReportGolden, CampaignReport) {
+  const Json raw = load_raw_run(kTestdata + "/campaign.raw.json");
+  const Json summary = summarize_raw_run(raw, "");
+  std::ostringstream out;
+  print_report(out, summary);
+  expect_golden(out.str(), "campaign.report.txt");
+  expect_golden(summary.dump(1) + "\n", "campaign.summary.json");
+}
+
+TEST(ReportGolden, AppReport) {
+  const Json raw = load_raw_run(kTestdata + "/app.raw.json");
+  ASSERT_TRUE(is_app_run(raw));
+  const Json summary = summarize_app_run(raw, "");
+  std::ostringstream out;
+  print_app_report(out, summary);
+  expect_golden(out.str(), "app.report.txt");
+  expect_golden(summary.dump(1) + "\n", "app.summary.json");
+}
+
+// The comparison itself must be able to fail: one changed digit is reported with its line.
+TEST(ReportGolden, DiffNamesTheChangedLine) {
+  const std::string diff = line_diff("a\nb 1.00\nc\n", "a\nb 1.01\nc\n");
+  EXPECT_EQ(diff, "line 2:\n  -b 1.00\n  +b 1.01\n");
+}
+
+}  // namespace
+}  // namespace heapscope::harness

@@ -6,6 +6,7 @@
 #include "core/common.h"
 #include "core/options.h"
 #include "platform/platform.h"
+#include "support/format.h"
 
 namespace heapscope {
 
@@ -17,14 +18,7 @@ static void report(const char* message, const void* ptr) {
     const char* prefix = " (pointer 0x";
     memcpy(buffer + len, prefix, strlen(prefix));
     len += strlen(prefix);
-    uintptr_t value = reinterpret_cast<uintptr_t>(ptr);
-    char digits[16];
-    int count = 0;
-    do {
-      digits[count++] = "0123456789abcdef"[value & 15];
-      value >>= 4;
-    } while (value != 0);
-    while (count > 0) buffer[len++] = digits[--count];
+    len += fmt::hex(reinterpret_cast<uintptr_t>(ptr), buffer + len);
     buffer[len++] = ')';
   }
   buffer[len++] = '\n';

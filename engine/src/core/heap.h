@@ -49,7 +49,7 @@ struct alignas(64) Heap {
   Heap* user_next = nullptr;           // the thread's first-class heaps
   std::atomic<uint32_t> huge_lock{0};  // guards huge_list (first-class heaps only)
   Page* huge_list = nullptr;
-  // Profiler state of this heap (profiler/sampler.cc), touched on the slow path only.
+  // Profiler state of this heap (profiler/sampling.cc), touched on the slow path only.
   uint64_t prof_generation = 0;                // the sampling generation the countdown belongs to
   uint64_t prof_interval = 0;                  // mean sample distance now (0: not sampling)
   uint64_t prof_bytes_since_sample = 0;        // distance covered by the last sample

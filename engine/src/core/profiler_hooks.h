@@ -1,5 +1,5 @@
 // Where core meets the profiler, and the only core header that touches the profiler's fields
-// of Heap and Page: the sampler's entry points (profiler/sampler.cc; absent when HS_PROFILER is
+// of Heap and Page: the sampler's entry points (profiler/sampling.cc; absent when HS_PROFILER is
 // 0), the countdown that decides when the allocation paths call them, and the hooks core calls
 // at page and heap events. The inline hooks compile to the same instructions as the field
 // accesses they name, so the fast path pays nothing for going through them.

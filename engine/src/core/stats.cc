@@ -12,6 +12,7 @@
 #include "core/spin_lock.h"
 #include "core/thread.h"
 #include "platform/platform.h"
+#include "support/format.h"
 
 namespace heapscope {
 
@@ -106,13 +107,9 @@ struct LineWriter {
     }
   }
   void number(uint64_t value) {
-    char digits[24];
-    int count = 0;
-    do {
-      digits[count++] = static_cast<char>('0' + value % 10);
-      value /= 10;
-    } while (value != 0);
-    while (count > 0 && len + 1 < sizeof buffer) buffer[len++] = digits[--count];
+    char digits[fmt::kMaxDecimalDigits];
+    size_t count = fmt::decimal(value, digits);
+    for (size_t i = 0; i < count && len + 1 < sizeof buffer; ++i) buffer[len++] = digits[i];
   }
   void row(const char* name, uint64_t value) {
     text("  ");

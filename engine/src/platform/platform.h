@@ -1,5 +1,7 @@
-// The platform contract: every OS call the engine makes goes through these functions, one
-// implementation file per OS (platform_linux.cc today). None of them may allocate.
+// The platform contract: every OS call the engine makes (the profiler's included) goes through
+// these functions, implemented once per OS in files named *_<os>.cc (platform_linux.cc and
+// modules_linux.cc today). None of them may allocate: they run inside malloc's callers.
+// engine.platform_only_os_calls fails when a raw OS call appears outside this folder.
 #pragma once
 
 #include <stddef.h>
@@ -20,20 +22,61 @@ void* remap(void* addr, size_t old_size, size_t new_size, void* target);
 // Returns the pages to the OS at once (RSS falls); they read as zero when touched again.
 void purge(void* addr, size_t size);
 size_t page_size();
+// Maps `size` bytes of zeroed read/write memory at any page-aligned address (no alignment
+// padding, unlike map_aligned). nullptr on failure. Released with unmap(addr, size).
+void* map_pages(size_t size);
+// Resizes a map_pages mapping, moving it when it cannot grow in place; the contents are
+// kept without copying. Returns the new address, or nullptr (the old mapping unchanged).
+void* remap_pages(void* addr, size_t old_size, size_t new_size);
+// Maps the file at `path` read-only and private, whole; *size receives its length. nullptr
+// when the file cannot be opened or mapped or is shorter than `min_size` bytes. Released
+// with unmap(addr, *size).
+const void* map_file(const char* path, size_t min_size, size_t* size);
 
 // Monotonic milliseconds, cheap (coarse clock).
 int64_t now_ms();
+// Wall-clock time in nanoseconds since the Unix epoch (profile timestamps).
+int64_t realtime_ns();
 // 64 bits from the kernel's entropy source (getrandom); falls back to time and address bits.
 uint64_t random_u64();
 
-// Writes all of `len` bytes to `fd`, retrying on EINTR; errors are ignored.
-void write_all(int fd, const char* data, size_t len);
+// Files by descriptor, without buffering or allocation. open_* return -1 on failure.
+// open_for_write creates or truncates (mode 0644); both are close-on-exec.
+int open_for_write(const char* path);
+int open_for_read(const char* path);
+// Reads up to `len` bytes: the count read, 0 at end of file, -1 on error (EINTR retried).
+long read_some(int fd, void* data, size_t len);
+// Writes all of `len` bytes to `fd`, retrying on EINTR; false on the first error (callers
+// that report to stderr ignore it: there is nowhere else to report to).
+bool write_all(int fd, const void* data, size_t len);
+// Closes fd; false when the close reported an error (a write may have been lost).
+bool close_fd(int fd);
 // A close-on-exec duplicate of fd (numbered high, out of the program's way), or -1.
 int duplicate_fd(int fd);
 // Looks `name` up in the process environment without allocating; nullptr when absent.
 const char* get_env(const char* name);
 // Resident set size of this process in bytes (from /proc), or 0 when unknown.
 size_t resident_bytes();
+// The end (one past the last byte) of the memory mapping that holds `address`, or 0 when
+// unknown. Used once per thread on its stack, to bound a frame-pointer walk.
+uintptr_t mapping_end(uintptr_t address);
+
+// One executable segment of a module loaded in this process. Pointers are valid only during
+// the callback.
+struct ModuleSegment {
+  const char* path;      // absolute path of the file (for the main executable, its real path)
+  const char* build_id;  // lowercase hex of the module's build ID, "" if none
+  uintptr_t start;       // runtime address of the segment
+  size_t size;           // its size in memory
+  uint64_t file_offset;  // its offset in the file
+  uintptr_t load_bias;   // runtime address minus link-time address
+  bool is_main;
+};
+using ModuleSegmentFn = bool (*)(const ModuleSegment& segment, void* arg);
+// Calls `fn` for every executable segment, main executable first, skipping the vDSO and
+// nameless modules; stops when `fn` returns false. The loader's lock may be held during the
+// callbacks, so they must not load modules (or allocate).
+void for_each_module_segment(ModuleSegmentFn fn, void* arg);
 
 // A per-thread identity that is unique among live threads and cheap to read.
 inline uintptr_t thread_id() { return reinterpret_cast<uintptr_t>(__builtin_thread_pointer()); }

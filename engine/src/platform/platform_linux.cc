@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/random.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -45,6 +46,30 @@ void* remap(void* addr, size_t old_size, size_t new_size, void* target) {
 
 void purge(void* addr, size_t size) { madvise(addr, size, MADV_DONTNEED); }
 
+void* map_pages(size_t size) {
+  void* memory = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  return memory == MAP_FAILED ? nullptr : memory;
+}
+
+void* remap_pages(void* addr, size_t old_size, size_t new_size) {
+  void* moved = mremap(addr, old_size, new_size, MREMAP_MAYMOVE);
+  return moved == MAP_FAILED ? nullptr : moved;
+}
+
+const void* map_file(const char* path, size_t min_size, size_t* size) {
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return nullptr;
+  struct stat info;
+  void* file = MAP_FAILED;
+  if (fstat(fd, &info) == 0 && info.st_size > 0 && static_cast<size_t>(info.st_size) >= min_size) {
+    file = mmap(nullptr, static_cast<size_t>(info.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
+  }
+  close(fd);  // the mapping keeps the file
+  if (file == MAP_FAILED) return nullptr;
+  *size = static_cast<size_t>(info.st_size);
+  return file;
+}
+
 size_t page_size() {
   static size_t cached = 0;
   if (cached == 0) cached = static_cast<size_t>(sysconf(_SC_PAGESIZE));
@@ -55,6 +80,12 @@ int64_t now_ms() {
   timespec ts;
   clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
   return static_cast<int64_t>(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
+}
+
+int64_t realtime_ns() {
+  timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
 }
 
 uint64_t random_u64() {
@@ -68,17 +99,34 @@ uint64_t random_u64() {
          reinterpret_cast<uintptr_t>(&value);
 }
 
-void write_all(int fd, const char* data, size_t len) {
-  while (len > 0) {
-    ssize_t n = ::write(fd, data, len);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return;
-    }
-    data += n;
-    len -= static_cast<size_t>(n);
+int open_for_write(const char* path) {
+  return open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+}
+
+int open_for_read(const char* path) { return open(path, O_RDONLY | O_CLOEXEC); }
+
+long read_some(int fd, void* data, size_t len) {
+  for (;;) {
+    ssize_t n = ::read(fd, data, len);
+    if (n >= 0 || errno != EINTR) return static_cast<long>(n);
   }
 }
+
+bool write_all(int fd, const void* data, size_t len) {
+  const auto* p = static_cast<const char*>(data);
+  while (len > 0) {
+    ssize_t n = ::write(fd, p, len);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return false;
+    }
+    p += n;
+    len -= static_cast<size_t>(n);
+  }
+  return true;
+}
+
+bool close_fd(int fd) { return close(fd) == 0; }
 
 int duplicate_fd(int fd) { return fcntl(fd, F_DUPFD_CLOEXEC, 200); }
 
@@ -106,6 +154,52 @@ size_t resident_bytes() {
   while (*s == ' ') ++s;
   while (*s >= '0' && *s <= '9') pages = pages * 10 + static_cast<size_t>(*s++ - '0');
   return pages * page_size();
+}
+
+namespace {
+
+uintptr_t parse_hex(const char*& s) {
+  uintptr_t value = 0;
+  for (;; ++s) {
+    char c = *s;
+    int digit = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+    if (digit < 0) return value;
+    value = value * 16 + static_cast<uintptr_t>(digit);
+  }
+}
+
+}  // namespace
+
+// /proc/self/maps read with read(2) into a stack buffer: stdio would allocate.
+uintptr_t mapping_end(uintptr_t address) {
+  int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  char buffer[4096];
+  size_t filled = 0;
+  uintptr_t found = 0;
+  for (;;) {
+    ssize_t n = read(fd, buffer + filled, sizeof buffer - 1 - filled);
+    if (n <= 0) break;
+    filled += static_cast<size_t>(n);
+    buffer[filled] = '\0';
+    char* line = buffer;
+    for (;;) {
+      char* newline = line;
+      while (*newline != '\0' && *newline != '\n') ++newline;
+      if (*newline == '\0') break;  // partial line: keep it for the next read
+      const char* s = line;
+      uintptr_t start = parse_hex(s);
+      uintptr_t end = *s == '-' ? parse_hex(++s) : 0;
+      if (address >= start && address < end) found = end;
+      line = newline + 1;
+    }
+    size_t rest = static_cast<size_t>(buffer + filled - line);
+    for (size_t i = 0; i < rest; ++i) buffer[i] = line[i];
+    filled = rest;
+    if (found != 0) break;
+  }
+  close(fd);
+  return found;
 }
 
 static pthread_key_t g_exit_key;

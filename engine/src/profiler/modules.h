@@ -1,27 +1,18 @@
 // Module enumeration shared by the text writer (MAPPED_LIBRARIES), the proto writer (Mapping
-// table) and the symbolizer (which also needs each module's load bias).
+// table) and the symbolizer (which also needs each module's load bias). The walk itself is
+// OS-specific and lives in the platform layer.
 #pragma once
 
-#include <stddef.h>
-#include <stdint.h>
+#include "platform/platform.h"
 
 namespace heapscope::prof {
 
-// One executable PT_LOAD segment of a loaded module. Pointers are valid during the callback.
-struct ModuleSegment {
-  const char* path;      // absolute path of the file (the main executable's from /proc/self/exe)
-  const char* build_id;  // lowercase hex of NT_GNU_BUILD_ID, "" if none
-  uintptr_t start;       // load_bias + p_vaddr
-  size_t size;           // p_memsz
-  uint64_t file_offset;  // p_offset
-  uintptr_t load_bias;   // dlpi_addr: runtime address minus link-time address
-  bool is_main;
-};
-
-using ModuleSegmentFn = bool (*)(const ModuleSegment& segment, void* arg);
+// One executable segment of a loaded module; pointers are valid during the callback.
+using ModuleSegment = os::ModuleSegment;
+using ModuleSegmentFn = os::ModuleSegmentFn;
 
 // Calls `fn` for every executable segment, main executable first, skipping the vDSO and
 // nameless modules. Stops when `fn` returns false. Never allocates.
-void for_each_module_segment(ModuleSegmentFn fn, void* arg);
+using os::for_each_module_segment;
 
 }  // namespace heapscope::prof

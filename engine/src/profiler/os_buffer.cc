@@ -3,12 +3,13 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/mman.h>
+
+#include "platform/platform.h"
 
 namespace heapscope::prof {
 
 OsBuffer::~OsBuffer() {
-  if (data_ != nullptr) munmap(data_, capacity_);
+  if (data_ != nullptr) os::unmap(data_, capacity_);
 }
 
 bool OsBuffer::grow(size_t needed) {
@@ -21,10 +22,8 @@ bool OsBuffer::grow(size_t needed) {
     }
     want *= 2;
   }
-  void* memory = data_ == nullptr ? mmap(nullptr, want, PROT_READ | PROT_WRITE,
-                                         MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
-                                  : mremap(data_, capacity_, want, MREMAP_MAYMOVE);
-  if (memory == MAP_FAILED) {
+  void* memory = data_ == nullptr ? os::map_pages(want) : os::remap_pages(data_, capacity_, want);
+  if (memory == nullptr) {
     failed_ = true;
     return false;
   }

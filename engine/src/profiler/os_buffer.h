@@ -1,4 +1,4 @@
-// A growable byte buffer backed by raw OS pages (mmap/mremap), never by the allocator: the
+// A growable byte buffer backed by raw OS pages (os::map_pages), never by the allocator: the
 // profiler builds dumps and snapshots in these so it cannot recurse into malloc.
 #pragma once
 

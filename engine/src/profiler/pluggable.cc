@@ -7,12 +7,12 @@
 // Also the built-in pprof profiler object (hs_pprof_profiler_new): a profiler handle that
 // runs the built-in session and writes numbered snapshot files, on demand and automatically.
 #include <string.h>
-#include <time.h>
 
 #include <new>
 
 #include "platform/platform.h"
 #include "profiler/prof_internal.h"
+#include "support/format.h"
 
 namespace heapscope::prof {
 
@@ -205,15 +205,8 @@ bool write_pprof_snapshot(PprofProfiler* pprof) {
   const char* extension = pprof->text ? "heap" : "pb.gz";
   size_t len = strlen(pprof->base_name);
   memcpy(path, pprof->base_name, len);
-  char number[24];
-  int digits = 0;
-  do {
-    number[digits++] = static_cast<char>('0' + sequence % 10);
-    sequence /= 10;
-  } while (sequence != 0);
   path[len++] = '.';
-  for (int i = 0; i < 4 - digits; ++i) path[len++] = '0';
-  while (digits > 0) path[len++] = number[--digits];
+  len += fmt::decimal(sequence, path + len, 4);
   path[len++] = '.';
   size_t extension_len = strlen(extension);
   memcpy(path + len, extension, extension_len + 1);

@@ -1,12 +1,20 @@
-// The profiler's internal index: the session, the lock, profiler memory, sampled-block
-// records and interned stacks. Everything here lives in raw OS memory and is touched only on
-// the allocation slow path (a sample, roughly once per interval bytes), on frees into pages
-// that hold a sampled block, and by the public API.
+// The profiler's internal index: the lock, profiler memory, interned stacks, sampled-block
+// records and the built-in session, plus the functions each profiler file provides. Everything
+// here lives in raw OS memory and is touched only on the allocation slow path (a sample,
+// roughly once per interval bytes), on frees into pages that hold a sampled block, and by the
+// public API.
 //
 //   allocation fast path ── countdown -= size < 0 ──> malloc_sampled (heap.cc)
-//        └─ sampler.cc: new Poisson distance (per-thread splitmix64) ── record_sample
-//             └─ table.cc: capture stack, intern it, insert the record, mark the block's bit
-//   free ── page flag kPageSampled ──> sampled_free: test the page's bitmap ── remove_sample
+//        └─ sampling.cc: new Poisson distance (per-thread splitmix64)
+//             └─ samples.cc: record_sample ── table.cc: capture stack, intern it, insert the
+//                record ── samples.cc: mark the block's bit in its page
+//   free ── page flag kPageSampled ──> samples.cc sampled_free: test the page's bitmap
+//
+// Files: state.cc (the globals below), sampling.cc, samples.cc, table.cc, prof_memory.cc,
+// stack_capture.cc; the public API in config.cc (option table), session.cc (start/stop),
+// dump.cc + profile_copy.cc, snapshot.cc, inspect.cc (stats, visits, modules) and pluggable.cc
+// (user profilers); the output writers in text_writer.cc, proto_writer.cc, proto_encoder.cc,
+// symbolizer.cc, modules.cc over os_buffer.cc. Every OS call goes through platform/.
 #pragma once
 
 #include <atomic>
@@ -48,11 +56,10 @@ class LockGuard {
   bool took_;
 };
 
-// ---- profiler memory
-// ------------------------------------------------------------------------------ Fixed-size objects
-// in power-of-two classes carved from 64 KiB OS chunks, with free lists so freed records and stacks
-// are reused; larger requests (hash tables) are mapped directly. Everything is counted against the
-// session budget. Caller holds g_lock.
+// ---- profiler memory -------------------------------------------------------------------------
+// Fixed-size objects in power-of-two classes carved from 16 KiB OS chunks (kChunkSize), with
+// free lists so freed records and stacks are reused; larger requests (hash tables) are mapped
+// directly. Everything is counted against the session budget. Caller holds g_lock.
 class ProfMemory {
  public:
   void* allocate(size_t size);
@@ -104,8 +111,7 @@ struct StackEntry {
   uintptr_t pcs[];  // depth return addresses, innermost first
 };
 
-// ---- records of sampled blocks
-// --------------------------------------------------------------------
+// ---- records of sampled blocks ----------------------------------------------------------------
 struct Record {
   uintptr_t address;     // the block start
   uint64_t size;         // requested bytes (updated by in-place resizes)
@@ -149,7 +155,7 @@ extern std::atomic<uint64_t> g_seed_for_generation;
 // A user profiler attached to every heap (hs_profile), or nullptr.
 extern std::atomic<hs_profiler_t*> g_process_profiler;
 
-// The sampler: re-arms a heap for the current generation (returns its interval, 0 = none).
+// sampling.cc: the interval that applies to a heap now (0 = none) and who owns its samples.
 uint64_t heap_interval(Heap* heap, hs_profiler_t** owner);
 double sample_weight(uint64_t size, uint64_t interval);
 
@@ -167,7 +173,7 @@ void for_each_stack(bool (*fn)(const StackEntry*, void*), void* arg);
 void for_each_record_raw(bool (*fn)(Record*, void*), void* arg);
 void sweep_released_stacks();  // after a visit: release entries whose refcount fell to 0
 
-// Inserts a filled-in record and marks its block as sampled (caller holds g_lock).
+// samples.cc: inserts a filled-in record and marks its block as sampled (caller holds g_lock).
 bool track_record(Record* record);
 // The reverse: out of the table, bit cleared, page flag cleared with the page's last sample.
 void untrack_record(Record* record);
@@ -189,7 +195,7 @@ uint64_t user_profiler_interval(hs_profiler_t* profiler);
 // The pprof profiler object's automatic snapshots, checked after each built-in sample.
 void pprof_auto_snapshot_check();
 
-// Dumps (api.cc); false inside a visitor or when the profile could not be built.
+// Dumps (dump.cc); false inside a visitor or when the profile could not be built.
 bool dump_to_path(const char* path, int format);
 
 }  // namespace heapscope::prof

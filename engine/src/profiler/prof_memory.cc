@@ -1,7 +1,5 @@
 // Profiler memory: raw OS chunks carved into power-of-two classes with free lists, so the
 // memory held tracks the live samples and stacks, not the history of the session.
-#include <sys/mman.h>
-
 #include "platform/platform.h"
 #include "profiler/prof_internal.h"
 
@@ -12,8 +10,8 @@ void* ProfMemory::map_chunk(size_t size) {
   size_t page = os::page_size();
   total = (total + page - 1) & ~(page - 1);
   if (!within_budget(total)) return nullptr;
-  void* memory = mmap(nullptr, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (memory == MAP_FAILED) return nullptr;
+  void* memory = os::map_pages(total);
+  if (memory == nullptr) return nullptr;
   auto* chunk = static_cast<Chunk*>(memory);
   chunk->next = chunks_;
   chunk->size = total;
@@ -61,7 +59,7 @@ void ProfMemory::release(void* p, size_t size) {
         *link = chunk->next;
         committed_ -= chunk->size;
         in_use_ -= size;
-        munmap(chunk, chunk->size);
+        os::unmap(chunk, chunk->size);
         return;
       }
     }
@@ -79,7 +77,7 @@ void ProfMemory::release_everything() {
   Chunk* chunk = chunks_;
   while (chunk != nullptr) {
     Chunk* next = chunk->next;
-    munmap(chunk, chunk->size);
+    os::unmap(chunk, chunk->size);
     chunk = next;
   }
   chunks_ = nullptr;

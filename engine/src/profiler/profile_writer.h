@@ -1,6 +1,6 @@
-// The two pprof formats (../shared/reference/pprof-formats.md) and the module list they carry.
-// Writers append to an OsBuffer and never call malloc, except the symbolizer's C++ demangler
-// (abi::__cxa_demangle), which the caller runs with sampling suppressed on its thread.
+// The two pprof formats (gperftools heap_v2 text and gzipped profile.proto) and the module list
+// they carry. Writers append to an OsBuffer and never call malloc, except the symbolizer's C++
+// demangler (abi::__cxa_demangle), which the caller runs with sampling suppressed on its thread.
 #pragma once
 
 #include "heapscope/profile.h"

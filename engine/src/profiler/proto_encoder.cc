@@ -1,11 +1,11 @@
 #include "profiler/proto_encoder.h"
 
 #include "core/common.h"
+#include "platform/platform.h"
 
 #if HS_PROFILER
 
 #include <string.h>
-#include <sys/mman.h>
 #include <zlib.h>
 
 namespace heapscope::prof::proto {
@@ -62,8 +62,8 @@ namespace {
 // Each block carries its mapping length in front, for zfree.
 void* zlib_alloc(void* /*opaque*/, uInt items, uInt size) {
   size_t bytes = size_t{items} * size + 16;
-  void* memory = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (memory == MAP_FAILED) return Z_NULL;
+  void* memory = os::map_pages(bytes);
+  if (memory == nullptr) return Z_NULL;
   *static_cast<size_t*>(memory) = bytes;
   return static_cast<uint8_t*>(memory) + 16;
 }
@@ -71,7 +71,7 @@ void* zlib_alloc(void* /*opaque*/, uInt items, uInt size) {
 void zlib_free(void* /*opaque*/, void* address) {
   if (address == Z_NULL) return;
   void* block = static_cast<uint8_t*>(address) - 16;
-  munmap(block, *static_cast<size_t*>(block));
+  os::unmap(block, *static_cast<size_t*>(block));
 }
 
 }  // namespace

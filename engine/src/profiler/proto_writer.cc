@@ -1,4 +1,4 @@
-// profile.proto (pprof-formats.md §3), hand-encoded: values already unsampled, addresses are
+// profile.proto, hand-encoded: values already unsampled, addresses are
 // return address - 1, one Mapping per executable segment with the main executable first, and
 // optionally Function/Line filled from the modules' symbol tables. Nothing here calls malloc
 // (except the demangler); gzip_append (proto_encoder) keeps zlib on raw pages too.

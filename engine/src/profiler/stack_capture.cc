@@ -1,11 +1,9 @@
 // Stack capture by walking frame pointers. No backtrace(): glibc's loads libgcc_s (and calls
 // malloc) on first use. Every frame read is bounds-checked against the mapping that holds the
 // current stack, so a frame pointer clobbered by code built without frame pointers ends the
-// walk instead of faulting. The allocator's own frames are skipped: all of them are placed in
-// the `hs_text` section (HS_TEXT), whose bounds the linker provides.
-#include <fcntl.h>
-#include <unistd.h>
-
+// walk instead of faulting (the stack's bounds come from the platform layer; the walk itself
+// depends on the CPU's frame layout, not on the OS). The allocator's own frames are skipped: all of
+// them are placed in the `hs_text` section (HS_TEXT), whose bounds the linker provides.
 #include "platform/platform.h"
 #include "profiler/prof_internal.h"
 
@@ -23,49 +21,6 @@ namespace {
 // mappings (the main stack grows down, never up), so the end found once stays valid.
 __thread uintptr_t t_stack_end __attribute__((tls_model("initial-exec"))) = 0;
 
-uintptr_t parse_hex(const char*& s) {
-  uintptr_t value = 0;
-  for (;; ++s) {
-    char c = *s;
-    int digit = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-    if (digit < 0) return value;
-    value = value * 16 + static_cast<uintptr_t>(digit);
-  }
-}
-
-// Reads /proc/self/maps with read(2) into a stack buffer and returns the end of the mapping
-// containing `address`, or 0.
-HS_TEXT uintptr_t mapping_end_of(uintptr_t address) {
-  int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return 0;
-  char buffer[4096];
-  size_t filled = 0;
-  uintptr_t found = 0;
-  for (;;) {
-    ssize_t n = read(fd, buffer + filled, sizeof buffer - 1 - filled);
-    if (n <= 0) break;
-    filled += static_cast<size_t>(n);
-    buffer[filled] = '\0';
-    char* line = buffer;
-    for (;;) {
-      char* newline = line;
-      while (*newline != '\0' && *newline != '\n') ++newline;
-      if (*newline == '\0') break;  // partial line: keep it for the next read
-      const char* s = line;
-      uintptr_t start = parse_hex(s);
-      uintptr_t end = *s == '-' ? parse_hex(++s) : 0;
-      if (address >= start && address < end) found = end;
-      line = newline + 1;
-    }
-    size_t rest = static_cast<size_t>(buffer + filled - line);
-    for (size_t i = 0; i < rest; ++i) buffer[i] = line[i];
-    filled = rest;
-    if (found != 0) break;
-  }
-  close(fd);
-  return found;
-}
-
 inline bool in_allocator(uintptr_t pc) {
   return pc >= reinterpret_cast<uintptr_t>(__start_hs_text) &&
          pc < reinterpret_cast<uintptr_t>(__stop_hs_text);
@@ -76,7 +31,7 @@ inline bool in_allocator(uintptr_t pc) {
 HS_TEXT HS_NOINLINE uint32_t capture_stack(uintptr_t* pcs, uint32_t max_depth) {
   auto* fp = static_cast<uintptr_t*>(__builtin_frame_address(0));
   uintptr_t low = reinterpret_cast<uintptr_t>(fp);
-  if (t_stack_end == 0) t_stack_end = mapping_end_of(low);
+  if (t_stack_end == 0) t_stack_end = os::mapping_end(low);
   uintptr_t high = t_stack_end;
   if (high == 0) return 0;
   uint32_t depth = 0;

@@ -1,15 +1,13 @@
 #include "profiler/symbolizer.h"
 
 #include "core/common.h"
+#include "platform/platform.h"
+#include "support/format.h"
 
 #if HS_PROFILER
 
 #include <elf.h>
-#include <fcntl.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <algorithm>
 
@@ -27,7 +25,7 @@ struct Symbolizer::ModuleSymbols {
   State state;
   uint32_t first;  // index of the first symbol in symbols_
   uint32_t count;
-  void* file;  // the whole ELF file mapped read-only
+  const void* file;  // the whole ELF file mapped read-only
   size_t file_size;
 };
 
@@ -81,14 +79,12 @@ bool build_id_matches(const uint8_t* file, size_t file_size, const char* expecte
       const uint8_t* name = note + sizeof nhdr;
       const uint8_t* desc = name + name_size;
       if (nhdr.n_type == NT_GNU_BUILD_ID && nhdr.n_namesz == 4 && memcmp(name, "GNU", 4) == 0) {
-        static constexpr char kHex[] = "0123456789abcdef";
-        for (size_t b = 0; b < nhdr.n_descsz; ++b) {
-          if (expected_hex[2 * b] != kHex[desc[b] >> 4] ||
-              expected_hex[2 * b + 1] != kHex[desc[b] & 15]) {
-            return false;
-          }
-        }
-        return expected_hex[2 * nhdr.n_descsz] == '\0';
+        // The loaded module's ID is at most kMaxBuildIdBytes: a longer one is another file.
+        constexpr size_t kMaxBuildIdBytes = 64;
+        if (nhdr.n_descsz > kMaxBuildIdBytes) return false;
+        char actual[2 * kMaxBuildIdBytes + 1];
+        fmt::hex_bytes(desc, nhdr.n_descsz, actual);
+        return strcmp(actual, expected_hex) == 0;
       }
       note += sizeof nhdr + name_size + desc_size;
       remaining -= sizeof nhdr + name_size + desc_size;
@@ -102,7 +98,7 @@ bool build_id_matches(const uint8_t* file, size_t file_size, const char* expecte
 Symbolizer::~Symbolizer() {
   for (size_t i = 0; i < module_count_; ++i) {
     ModuleSymbols* state = module_state(i);
-    if (state->file != nullptr) munmap(state->file, state->file_size);
+    if (state->file != nullptr) os::unmap(const_cast<void*>(state->file), state->file_size);
   }
 }
 
@@ -170,17 +166,11 @@ bool Symbolizer::add_function_symbols(const uint8_t* file, size_t file_size,
 
 void Symbolizer::load(ModuleSymbols& state, const char* path, const char* build_id) {
   state.state = ModuleSymbols::kUnavailable;
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return;
-  struct stat info;
-  void* file = MAP_FAILED;
-  if (fstat(fd, &info) == 0 && static_cast<size_t>(info.st_size) >= sizeof(Elf64_Ehdr)) {
-    file = mmap(nullptr, static_cast<size_t>(info.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
-  }
-  close(fd);
-  if (file == MAP_FAILED) return;
+  size_t file_size = 0;
+  const void* file = os::map_file(path, sizeof(Elf64_Ehdr), &file_size);
+  if (file == nullptr) return;
   state.file = file;
-  state.file_size = static_cast<size_t>(info.st_size);
+  state.file_size = file_size;
 
   const auto* bytes = static_cast<const uint8_t*>(file);
   if (memcmp(bytes, ELFMAG, SELFMAG) != 0 || bytes[EI_CLASS] != ELFCLASS64 ||

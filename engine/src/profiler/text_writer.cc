@@ -1,4 +1,4 @@
-// The gperftools heap_v2 text format (pprof-formats.md §2): what the perl google-pprof and
+// The gperftools heap_v2 text format: what the perl google-pprof and
 // go tool pprof both read. Counts are raw sampled counts and addresses raw return addresses;
 // the readers unsample (from the header's heap_v2/<interval>) and subtract 1 themselves.
 #include "core/common.h"

@@ -24,7 +24,7 @@
 namespace hs_test {
 namespace {
 
-// Go's unsampling of one text line (pprof-formats.md §2.4): scale by the average size, then
+// Go's unsampling of one text line: scale by the average size, then
 // truncate each value.
 std::pair<int64_t, int64_t> go_unsample(uint64_t count, uint64_t bytes, uint64_t period) {
   if (count == 0 || bytes == 0) return {0, 0};
@@ -110,8 +110,8 @@ bool main_executable_is_pie() {
 TEST_F(GO_PPROF, TextFormatWithBinary) {
   if (!main_executable_is_pie()) {
     // Go 1.19 rewrites a main mapping with start - offset == 0x400000 to start 0x400000,
-    // offset 0, then misplaces every address by the text segment's offset (verified in
-    // pprof-formats.md §2.6). Perl and the standalone pprof read the same file correctly,
+    // offset 0, then misplaces every address by the text segment's offset (verified against
+    // go tool pprof 1.19). Perl and the standalone pprof read the same file correctly,
     // and go reads the proto of a non-PIE (the tests below).
     GTEST_SKIP() << "go tool pprof 1.19 cannot place non-PIE text-format mappings";
   }

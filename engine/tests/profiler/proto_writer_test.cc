@@ -1,4 +1,4 @@
-// The profile.proto writer, decoded by a strict test decoder (pprof-formats.md §3): validity
+// The profile.proto writer, decoded by a strict test decoder: validity
 // rules pprof enforces, unsampled values, address = return address - 1, mappings with the
 // main executable first, and the symbolized variant's Function/Line records.
 #include <gtest/gtest.h>
@@ -122,7 +122,7 @@ TEST_F(ProtoWriter, ValuesAreTheRoundedEstimates) {
     EXPECT_EQ(p.str(label.num_unit), "bytes");
     EXPECT_EQ(static_cast<uint64_t>(label.num), s.live_bytes / s.live_objects);
   }
-  // 2 x 1 MiB at 512 KiB: the Go runtime's own example (pprof-formats.md §2.4).
+  // 2 x 1 MiB at 512 KiB: the Go runtime's own example.
   EXPECT_EQ(p.samples[1].values[3], 2425393u);
 }
 

@@ -1,5 +1,5 @@
-// The heap_v2 text writer against the grammar both pprof readers accept
-// (pprof-formats.md §2): header on line 1, raw counts, lowercase 0x return addresses, a '#'
+// The heap_v2 text writer against the grammar both pprof readers accept:
+// header on line 1, raw counts, lowercase 0x return addresses, a '#'
 // block, and MAPPED_LIBRARIES with one maps-style line per executable segment.
 #include <gtest/gtest.h>
 

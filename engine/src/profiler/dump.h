@@ -1,0 +1,20 @@
+// Dumps of the built-in profile (text heap_v2 or profile.proto) to a path or a writer, and
+// the exit dump's settings. All fail inside a visitor or sampling-suppressed code.
+#pragma once
+
+#include <stdint.h>
+
+#include "heapscope/profile.h"
+#include "profiler/config.h"
+
+namespace heapscope::prof {
+
+// dump_to_path(path, format) is declared in prof_internal.h (the pprof profiler uses it).
+bool dump_to_writer(int format, hs_prof_write_fn sink, void* arg);
+
+// The exit dump: whether `path` fits its buffer, and taking the path and format that `s`
+// gives (a path of nullptr turns the exit dump off).
+bool exit_dump_path_fits(const char* path);
+void set_exit_dump(const Settings& s);
+
+}  // namespace heapscope::prof

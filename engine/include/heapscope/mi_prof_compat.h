@@ -7,7 +7,7 @@
 //     sample_interval (not sample_rate), profiler_bytes (not arena_committed), and a config
 //     field counts only when its HS_PROF_FIELD_* bit is set in `fields`;
 //   * writer callbacks return bool (false stops the dump); the adapter below accepts the
-//     reference's void-returning writers;
+//     mimalloc-pprof's void-returning writers;
 //   * mi_prof_dump_proto writes gzip-compressed profile.proto (pprof reads both);
 //   * sampling is Poisson (unbiased estimates), and seed 0 is truly random.
 #pragma once

@@ -78,7 +78,7 @@ TEST(Rezero, GrowthReadsZeroFromOldRequestedSize) {
 }
 
 TEST(Rezero, ShrinkInPlaceThenGrowReadsZero) {
-  // The reference's defect: after an in-place shrink the stale tail comes back on regrowth.
+  // mimalloc-pprof's defect: after an in-place shrink the stale tail comes back on regrowth.
   for (const Family& f : families()) {
     for (size_t big : {size_t{120}, size_t{1000}, 3 * kKiB, 200 * kKiB}) {
       SCOPED_TRACE(testing::Message() << f.name << " " << big);

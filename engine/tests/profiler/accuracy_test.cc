@@ -2,7 +2,7 @@
 // 16 B .. 256 KiB, a few thousand live blocks) is allocated afresh under kSeeds different
 // session seeds; the unsampled estimate live_bytes_estimate must be unbiased: the mean relative
 // error over the seeds lies within kSigmas standard errors (computed from the seeds' spread)
-// of 0, and every single run is within a sane band. Positive control: the reference's
+// of 0, and every single run is within a sane band. Positive control: mimalloc-pprof's
 // uniform-gap sampler (gap uniform on [1, 2*interval), overshoot discarded, the same
 // 1/(1-exp(-s/R)) estimator), simulated here over the same sizes, must FAIL the same check.
 // Also: for a fixed size s, the sampled fraction is 1-exp(-s/R) within kSigmas binomial SEs.
@@ -75,7 +75,7 @@ Summary summarize(const std::vector<double>& errors) {
 // The statistical check every sampler must pass: unbiased within kSigmas SE.
 bool unbiased(const Summary& s) { return s.se > 0 && std::fabs(s.mean) <= kSigmas * s.se; }
 
-// The reference's sampler: a uniform gap on [1, 2R), the overshoot thrown away at each sample.
+// mimalloc-pprof's sampler: a uniform gap on [1, 2R), the overshoot thrown away at each sample.
 std::vector<double> uniform_gap_errors(const std::vector<size_t>& sizes) {
   const double truth = exact_bytes(sizes);
   std::vector<double> errors;

@@ -1,5 +1,5 @@
-// The reference's mi_prof_* names through heapscope/mi_prof_compat.h, compiled as C (the
-// header must stay valid C), against the hs_* library: a program written for the reference
+// mimalloc-pprof's mi_prof_* names through heapscope/mi_prof_compat.h, compiled as C (the
+// header must stay valid C), against the hs_* library: a program written for mimalloc-pprof
 // profiler starts, samples, dumps through a void-returning writer, reads stats and stops.
 // Exit 0 on success; a failing step exits with its number.
 #include <heapscope/mi_prof_compat.h>

@@ -85,15 +85,15 @@ TEST(ProfProcess, SeedZeroGivesDifferentSamplesAndDistinctDrawnSeeds) {
 }
 
 // A deterministically-threaded program: threads created in a fixed order, released together,
-// each doing a fixed workload. Spec §2 seeds each thread's stream from (session seed, thread
-// creation ordinal), so the same seed gives the same per-thread samples in every run, whichever
-// thread happens to allocate first. The creation ordinal comes from the pthread_create wrapper
-// of the overriding libraries (override_thread.cc), so the child links heapscope_static.
-// (Linked with heapscope_api, which overrides nothing, threads are numbered by first
-// allocation and this cannot hold.)
-// Regression: the child creates its threads with std::thread, whose pthread_create call is
-// inside libstdc++.so; the wrapper must come along with malloc from libheapscope_static.a
-// (override_malloc.cc anchors override_thread.cc), or streams follow first-allocation order.
+// each doing a fixed workload. The profiler contract (engine/docs/design.md#profiler-contract)
+// seeds each thread's stream from (session seed, thread creation ordinal), so the same seed gives
+// the same per-thread samples in every run, whichever thread happens to allocate first. The
+// creation ordinal comes from the pthread_create wrapper of the overriding libraries
+// (override_thread.cc), so the child links heapscope_static. (Linked with heapscope_api, which
+// overrides nothing, threads are numbered by first allocation and this cannot hold.) Regression:
+// the child creates its threads with std::thread, whose pthread_create call is inside libstdc++.so;
+// the wrapper must come along with malloc from libheapscope_static.a (override_malloc.cc anchors
+// override_thread.cc), or streams follow first-allocation order.
 TEST(ProfProcess, SameSeedThreadSamplesMatchWithHeapscopeStaticAndStdThread) {
 #ifndef HS_PROF_CHILD_OVERRIDE
   GTEST_SKIP() << "no overriding child in a sanitizer build";

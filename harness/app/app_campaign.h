@@ -56,7 +56,8 @@ struct AppExecResult {
 AppExecResult run_app_campaign(const AppCampaign& campaign, Json& raw, RawRunWriter& writer);
 
 // --same-output: samples whose stdout digest differs from the expected output (the
-// baseline's most common digest) become failures of kind output-differs. Records application.output_check.
+// baseline's most common digest) become failures of kind output-differs. Records
+// application.output_check.
 void check_same_output(Json& raw, const std::string& baseline);
 
 }  // namespace heapscope::harness

@@ -1,7 +1,8 @@
-// Resident memory of a whole process tree, read by the parent from /proc (harness/docs/protocol.md#measurements:
-// never by the child). A compiler driver or `sh -c 'a | b'` runs several processes at once, so
-// the tree's footprint is the SUM of the RSS of every live descendant at one instant; its peak
-// is the maximum of that sum over time, sampled every few milliseconds by the caller.
+// Resident memory of a whole process tree, read by the parent from /proc
+// (harness/docs/protocol.md#measurements: never by the child). A compiler driver or `sh -c 'a | b'`
+// runs several processes at once, so the tree's footprint is the SUM of the RSS of every live
+// descendant at one instant; its peak is the maximum of that sum over time, sampled every few
+// milliseconds by the caller.
 //
 // Descendants are found through /proc/<pid>/task/<tid>/children, starting from this process,
 // so orphans re-parented to us (we are a child subreaper while `hsbench app` runs) are counted.

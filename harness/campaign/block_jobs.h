@@ -1,6 +1,6 @@
-// Blocks as independent jobs (harness/docs/protocol.md#campaigns, "beyond one machine"). Pairing lives inside
-// a block, so a campaign splits into one job per block that any scheduler (GNU parallel, a
-// Slurm array, a Kubernetes indexed Job) can run on identical hosts.
+// Blocks as independent jobs (harness/docs/protocol.md#campaigns, "beyond one machine"). Pairing
+// lives inside a block, so a campaign splits into one job per block that any scheduler (GNU
+// parallel, a Slurm array, a Kubernetes indexed Job) can run on identical hosts.
 //
 //   plan:      calibrate every cell once, draw the orders, write one job file per block.
 //              A job file is a raw run with no samples, the orders of its block only, and

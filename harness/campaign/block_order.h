@@ -1,5 +1,5 @@
-// The order in which a block runs its allocators (harness/docs/protocol.md#campaigns): drawn from splitmix64,
-// balanced so each allocator sits at each position equally often across blocks (±1).
+// The order in which a block runs its allocators (harness/docs/protocol.md#campaigns): drawn from
+// splitmix64, balanced so each allocator sits at each position equally often across blocks (±1).
 //
 // Design ("shuffled-latin-square-v1"): blocks are taken in groups of n (n = allocators).
 // Each group draws a fresh base permutation (Fisher–Yates, unbiased bounded draws) and a

@@ -1,5 +1,5 @@
-// Calibration (harness/docs/protocol.md#campaigns): per cell, on the baseline allocator, find the op count
-// for which one sample's timed region lasts target_seconds [min, max]; the count is then
+// Calibration (harness/docs/protocol.md#campaigns): per cell, on the baseline allocator, find the
+// op count for which one sample's timed region lasts target_seconds [min, max]; the count is then
 // frozen for every allocator of the cell and recorded with all its attempts.
 //
 // Attempt k runs `ops` with block id kCalibrationBlock + k (never a measured block's stream).

@@ -1,6 +1,7 @@
-// What a campaign is (harness/docs/protocol.md#campaigns): workloads × thread points × allocators × blocks,
-// plus how samples are sized (calibration target or a fixed op count) and guarded (watchdog).
-// Built-in campaigns `quick` and `headline`, or a JSON file; command-line flags override.
+// What a campaign is (harness/docs/protocol.md#campaigns): workloads × thread points × allocators ×
+// blocks, plus how samples are sized (calibration target or a fixed op count) and guarded
+// (watchdog). Built-in campaigns `quick` and `headline`, or a JSON file; command-line flags
+// override.
 //
 // JSON form (also embedded in every raw run, so a run is self-describing):
 //   {"name": "quick", "workloads": [...], "threads": [1, 2], "allocators": [] (= all),

@@ -1,5 +1,5 @@
-// One sample = one fresh hs-workload child (harness/docs/protocol.md#campaigns): the exact argv, a clean
-// environment (PATH, plus LD_PRELOAD and the allocator's own variables, nothing inherited),
+// One sample = one fresh hs-workload child (harness/docs/protocol.md#campaigns): the exact argv, a
+// clean environment (PATH, plus LD_PRELOAD and the allocator's own variables, nothing inherited),
 // a watchdog, and a verdict. Every way a child can fail becomes a recorded failure kind:
 //   spawn-failed, timeout, signal, allocator-mismatch (exit 3), bad-arguments (exit 2),
 //   workload-errors (exit 4: allocation failures or verify findings), exit-status, bad-output.

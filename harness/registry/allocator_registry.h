@@ -1,5 +1,5 @@
-// The allocators under test (harness/docs/protocol.md#allocators): what each one is, how it enters a child
-// process, and its provenance (resolved library, package version, SHA-256, availability).
+// The allocators under test (harness/docs/protocol.md#allocators): what each one is, how it enters
+// a child process, and its provenance (resolved library, package version, SHA-256, availability).
 //
 //   registry_specs()     built-in ids + user NAME=PATH additions   (what exists)
 //   select_allocators()  --only ID,...                              (what was asked for)

@@ -1,5 +1,5 @@
-// The table of harness/docs/protocol.md#allocators. System allocators are looked up by soname in the directory
-// the running libc.so.6 comes from, so the multiarch triplet is never hard-coded.
+// The table of harness/docs/protocol.md#allocators. System allocators are looked up by soname in
+// the directory the running libc.so.6 comes from, so the multiarch triplet is never hard-coded.
 #include <dlfcn.h>
 #include <link.h>
 

@@ -1,5 +1,5 @@
-// The machine a sample ran on (harness/docs/protocol.md#campaigns: the host is part of each sample's
-// provenance): uname, CPU model, online CPUs, memory. Read, never controlled.
+// The machine a sample ran on (harness/docs/protocol.md#campaigns: the host is part of each
+// sample's provenance): uname, CPU model, online CPUs, memory. Read, never controlled.
 #pragma once
 
 #include <nlohmann/json.hpp>

@@ -1,6 +1,6 @@
-// `hsbench report`: a raw run turned into per-cell statistics (harness/docs/protocol.md#statistics) — median
-// ops/s with quartiles, n, peak RSS median, and for every allocator the paired effect against
-// the baseline (exp of the median per-block log ratio, 95% whole-block bootstrap CI, MDE) —
+// `hsbench report`: a raw run turned into per-cell statistics (harness/docs/protocol.md#statistics)
+// — median ops/s with quartiles, n, peak RSS median, and for every allocator the paired effect
+// against the baseline (exp of the median per-block log ratio, 95% whole-block bootstrap CI, MDE) —
 // plus every failure. The summary JSON ("heapscope.campaign-summary", schema_version 1) is
 // what the publishing step reads.
 //

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "harness/registry/allocator_registry.h"
 #include "harness/process/run_command.h"
+#include "harness/registry/allocator_registry.h"
 
 namespace heapscope::harness {
 namespace {

@@ -8,8 +8,8 @@
 // pprof estimator divides by.
 #include <math.h>
 
-#include "profiler/prof_internal.h"
 #include "base/splitmix64.h"
+#include "profiler/prof_internal.h"
 
 namespace heapscope::prof {
 

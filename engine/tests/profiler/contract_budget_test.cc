@@ -144,8 +144,8 @@ TEST_F(ProfContract, SampledSmallBlocksGetPagesOfTheirOwnAtDefaultLikeIntervals)
 
 // Regression (fixed in efb6301): HEAPSCOPE_PROF_MAX_BYTES / max_bytes bounded only the
 // records/stacks/tables memory, while the per-page sampled-block bitmaps (never released, not
-// budgeted) were counted in profiler_bytes too, which then exceeded max_bytes (engine/docs/design.md#profiler-contract:
-// "MAX_BYTES bounds it").
+// budgeted) were counted in profiler_bytes too, which then exceeded max_bytes
+// (engine/docs/design.md#profiler-contract: "MAX_BYTES bounds it").
 TEST_F(ProfContract, ProfilerBytesNeverExceedMaxBytesPageBitmapsIncluded) {
   constexpr uint64_t kBudget = 256 * 1024;
   uint64_t peak = 0;

@@ -1,7 +1,7 @@
-// The single-threaded half of the degenerate suite (engine/docs/design.md#how-it-is-tested): sawtooth live sets,
-// fragmentation then large blocks, every size class with +-1 probes, realloc ping-pong across
-// size boundaries, and 2-32 MiB huge churn. Contents are checked everywhere; RSS bounds are
-// skipped under sanitizers (their shadow memory and quarantine make RSS meaningless).
+// The single-threaded half of the degenerate suite (engine/docs/design.md#how-it-is-tested):
+// sawtooth live sets, fragmentation then large blocks, every size class with +-1 probes, realloc
+// ping-pong across size boundaries, and 2-32 MiB huge churn. Contents are checked everywhere; RSS
+// bounds are skipped under sanitizers (their shadow memory and quarantine make RSS meaningless).
 #include <gtest/gtest.h>
 #include <heapscope/heapscope.h>
 

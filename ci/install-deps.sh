@@ -15,7 +15,7 @@ packages=(
   # profile readers, schema checks, scheduling, browser checks
   golang-go python3 python3-jsonschema parallel chromium procps
   # the Rust crate (rust/: built offline from Debian's packaged crates) and the .deb checks
-  cargo rustc librust-cc-dev lintian dpkg-dev fakeroot
+  cargo rustc librust-cc-dev lintian dpkg-dev
 )
 
 missing=()

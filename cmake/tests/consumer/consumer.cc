@@ -57,9 +57,10 @@ int main(int argc, char** argv) {
           ? info.dli_fname
           : "?";
 
-  std::printf("%s: heapscope %d; malloc bound to %s; heapscope blocks: malloc %d new %d hs_malloc %d;"
-              " allocations counted %llu\n",
-              mode.c_str(), hs_version(), malloc_object, malloc_ours, new_ours, hs_ours, counted);
+  std::printf(
+      "%s: heapscope %d; malloc bound to %s; heapscope blocks: malloc %d new %d hs_malloc %d;"
+      " allocations counted %llu\n",
+      mode.c_str(), hs_version(), malloc_object, malloc_ours, new_ours, hs_ours, counted);
 
   bool ok = hs_ours == 1 && malloc_ours == (overrides ? 1 : 0) && new_ours == (overrides ? 1 : 0) &&
             counted >= (overrides ? 3u : 1u);

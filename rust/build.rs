@@ -29,7 +29,10 @@ fn main() {
     // root, or from base/ where that folder exists).
     let root = match env::var_os("HEAPSCOPE_SOURCE_DIR") {
         Some(dir) => PathBuf::from(dir),
-        None => manifest_dir.parent().expect("rust/ sits in the repository").to_path_buf(),
+        None => manifest_dir
+            .parent()
+            .expect("rust/ sits in the repository")
+            .to_path_buf(),
     };
     let engine = root.join("engine");
     let src = engine.join("src");
@@ -38,7 +41,11 @@ fn main() {
     let mut sources = Vec::new();
     collect_sources(&src, &mut sources);
     sources.sort();
-    assert!(!sources.is_empty(), "no engine sources under {}", src.display());
+    assert!(
+        !sources.is_empty(),
+        "no engine sources under {}",
+        src.display()
+    );
 
     // cc names an object after its source's file name, and engine/src holds files of one name
     // in different folders: each source is compiled through a one-line wrapper named after its

@@ -25,7 +25,9 @@ fn grow_buffers() -> Vec<Vec<u64>> {
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let path = std::env::args().nth(1).unwrap_or_else(|| "profile_self.pb.gz".to_string());
+    let path = std::env::args()
+        .nth(1)
+        .unwrap_or_else(|| "profile_self.pb.gz".to_string());
     // Fixed seed: the same samples in every run.
     profiler::start_seeded(64 * 1024, 1)?;
     let rows = build_rows();

@@ -1,8 +1,12 @@
 //! The C API of `engine/include/heapscope/heapscope.h` and `profile.h`, as far as the crate
-//! uses it. Struct layouts mirror the headers field for field.
+//! uses it. Struct layouts mirror the headers field for field (the statistics structs are the
+//! public `Stats` and `ProfStats`, `#[repr(C)]`).
 #![allow(non_camel_case_types)]
 
 use std::os::raw::{c_char, c_int, c_void};
+
+use crate::profiler::ProfStats;
+use crate::stats::Stats;
 
 pub const HS_STATS_VERSION: u32 = 2;
 pub const HS_PROF_STATS_VERSION: u32 = 1;
@@ -13,54 +17,6 @@ pub const HS_PROF_FIELD_MAX_BYTES: u32 = 1 << 1;
 pub const HS_PROF_FIELD_SEED: u32 = 1 << 2;
 pub const HS_PROF_FIELD_ACCUM: u32 = 1 << 3;
 pub const HS_PROF_FIELD_STACK_DEPTH: u32 = 1 << 4;
-
-#[repr(C)]
-#[derive(Default)]
-pub struct hs_stats_t {
-    pub size: usize,
-    pub version: u32,
-    pub reserved0: u32,
-    pub alloc_count: u64,
-    pub free_count: u64,
-    pub requested_bytes: u64,
-    pub allocated_bytes: u64,
-    pub committed_bytes: u64,
-    pub committed_peak: u64,
-    pub reserved_bytes: u64,
-    pub purged_bytes: u64,
-    pub pages: u64,
-    pub segments: u64,
-    pub heaps: u64,
-    pub threads: u64,
-    pub huge_count: u64,
-    pub abandoned_segments: u64,
-    pub huge_remaps: u64,
-}
-
-#[repr(C)]
-#[derive(Default)]
-pub struct hs_prof_stats_t {
-    pub size: usize,
-    pub version: u32,
-    pub enabled: u8,
-    pub accum: u8,
-    pub max_stack_depth: u16,
-    pub sample_interval: u64,
-    pub seed: u64,
-    pub live_samples: u64,
-    pub live_bytes: u64,
-    pub accum_samples: u64,
-    pub accum_bytes: u64,
-    pub live_objects_estimate: f64,
-    pub live_bytes_estimate: f64,
-    pub unique_stacks: u64,
-    pub profiler_bytes: u64,
-    pub max_bytes: u64,
-    pub dropped_samples: u64,
-    pub dropped_no_memory: u64,
-    pub dropped_empty_stack: u64,
-    pub total_samples: u64,
-}
 
 #[repr(C)]
 pub struct hs_prof_config_t {
@@ -93,7 +49,7 @@ extern "C" {
     pub fn hs_realloc_aligned(p: *mut c_void, new_size: usize, alignment: usize) -> *mut c_void;
     pub fn hs_is_in_heap_region(p: *const c_void) -> c_int;
 
-    pub fn hs_stats_get(out: *mut hs_stats_t) -> c_int;
+    pub fn hs_stats_get(out: *mut Stats) -> c_int;
     pub fn hs_collect(force: c_int);
     pub fn hs_version() -> c_int;
 
@@ -104,7 +60,10 @@ extern "C" {
     pub fn hs_prof_is_enabled() -> bool;
     pub fn hs_prof_reset();
     pub fn hs_prof_dump_format(path: *const c_char, format: c_int) -> bool;
-    pub fn hs_prof_dump_format_writer(format: c_int, write: hs_prof_write_fn, arg: *mut c_void)
-        -> bool;
-    pub fn hs_prof_stats_get(stats: *mut hs_prof_stats_t) -> bool;
+    pub fn hs_prof_dump_format_writer(
+        format: c_int,
+        write: hs_prof_write_fn,
+        arg: *mut c_void,
+    ) -> bool;
+    pub fn hs_prof_stats_get(stats: *mut ProfStats) -> bool;
 }

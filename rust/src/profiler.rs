@@ -74,13 +74,14 @@ impl Default for Config {
     }
 }
 
-/// The profiler's counters.
+/// The profiler's counters. The layout is the engine's `hs_prof_stats_t`, filled in place.
+#[repr(C)]
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct ProfStats {
-    /// Sampling now.
-    pub enabled: bool,
-    /// This session keeps cumulative counts.
-    pub accum: bool,
+    size: usize,
+    version: u32,
+    enabled: u8,
+    accum: u8,
     /// This session's stack depth.
     pub max_stack_depth: u16,
     /// This (or the last) session's mean sample interval.
@@ -115,13 +116,27 @@ pub struct ProfStats {
     pub total_samples: u64,
 }
 
+impl ProfStats {
+    /// Sampling now.
+    pub fn enabled(&self) -> bool {
+        self.enabled != 0
+    }
+
+    /// This session keeps cumulative counts.
+    pub fn accum(&self) -> bool {
+        self.accum != 0
+    }
+}
+
 fn started(ok: bool) -> Result<(), Error> {
     if ok {
         Ok(())
     } else if is_enabled() {
         Err(Error::AlreadyRunning)
     } else {
-        Err(Error::Failed { what: "hs_prof_start" })
+        Err(Error::Failed {
+            what: "hs_prof_start",
+        })
     }
 }
 
@@ -202,7 +217,9 @@ pub fn dump<P: AsRef<Path>>(path: P, format: Format) -> Result<(), Error> {
     if unsafe { ffi::hs_prof_dump_format(c_path.as_ptr(), format.raw()) } {
         Ok(())
     } else {
-        Err(Error::Failed { what: "profile dump" })
+        Err(Error::Failed {
+            what: "profile dump",
+        })
     }
 }
 
@@ -237,7 +254,9 @@ pub fn dump_to<W: Write>(out: &mut W, format: Format) -> Result<(), Error> {
     if ok && !sink.failed {
         Ok(())
     } else {
-        Err(Error::Failed { what: "profile dump" })
+        Err(Error::Failed {
+            what: "profile dump",
+        })
     }
 }
 
@@ -250,32 +269,15 @@ pub fn dump_to_vec(format: Format) -> Result<Vec<u8>, Error> {
 
 /// The profiler's counters now.
 pub fn stats() -> Result<ProfStats, Error> {
-    let mut raw = ffi::hs_prof_stats_t {
-        size: std::mem::size_of::<ffi::hs_prof_stats_t>(),
+    let mut out = ProfStats {
+        size: std::mem::size_of::<ProfStats>(),
         version: ffi::HS_PROF_STATS_VERSION,
         ..Default::default()
     };
-    if !unsafe { ffi::hs_prof_stats_get(&mut raw) } {
-        return Err(Error::Failed { what: "hs_prof_stats_get" });
+    if !unsafe { ffi::hs_prof_stats_get(&mut out) } {
+        return Err(Error::Failed {
+            what: "hs_prof_stats_get",
+        });
     }
-    Ok(ProfStats {
-        enabled: raw.enabled != 0,
-        accum: raw.accum != 0,
-        max_stack_depth: raw.max_stack_depth,
-        sample_interval: raw.sample_interval,
-        seed: raw.seed,
-        live_samples: raw.live_samples,
-        live_bytes: raw.live_bytes,
-        accum_samples: raw.accum_samples,
-        accum_bytes: raw.accum_bytes,
-        live_objects_estimate: raw.live_objects_estimate,
-        live_bytes_estimate: raw.live_bytes_estimate,
-        unique_stacks: raw.unique_stacks,
-        profiler_bytes: raw.profiler_bytes,
-        max_bytes: raw.max_bytes,
-        dropped_samples: raw.dropped_samples,
-        dropped_no_memory: raw.dropped_no_memory,
-        dropped_empty_stack: raw.dropped_empty_stack,
-        total_samples: raw.total_samples,
-    })
+    Ok(out)
 }

@@ -1,8 +1,13 @@
 use crate::{ffi, Error};
 
-/// Process-wide allocator statistics (exact when no other thread allocates meanwhile).
+/// Process-wide allocator statistics (exact when no other thread allocates meanwhile). The
+/// layout is the engine's `hs_stats_t`, filled in place.
+#[repr(C)]
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Stats {
+    size: usize,
+    version: u32,
+    reserved0: u32,
     /// Successful allocations, cumulative.
     pub alloc_count: u64,
     /// Frees of non-null pointers, cumulative.
@@ -37,31 +42,17 @@ pub struct Stats {
 
 /// The allocator's statistics now.
 pub fn stats() -> Result<Stats, Error> {
-    let mut raw = ffi::hs_stats_t {
-        size: std::mem::size_of::<ffi::hs_stats_t>(),
+    let mut out = Stats {
+        size: std::mem::size_of::<Stats>(),
         version: ffi::HS_STATS_VERSION,
         ..Default::default()
     };
-    if unsafe { ffi::hs_stats_get(&mut raw) } != 0 {
-        return Err(Error::Failed { what: "hs_stats_get" });
+    if unsafe { ffi::hs_stats_get(&mut out) } != 0 {
+        return Err(Error::Failed {
+            what: "hs_stats_get",
+        });
     }
-    Ok(Stats {
-        alloc_count: raw.alloc_count,
-        free_count: raw.free_count,
-        requested_bytes: raw.requested_bytes,
-        allocated_bytes: raw.allocated_bytes,
-        committed_bytes: raw.committed_bytes,
-        committed_peak: raw.committed_peak,
-        reserved_bytes: raw.reserved_bytes,
-        purged_bytes: raw.purged_bytes,
-        pages: raw.pages,
-        segments: raw.segments,
-        heaps: raw.heaps,
-        threads: raw.threads,
-        huge_count: raw.huge_count,
-        abandoned_segments: raw.abandoned_segments,
-        huge_remaps: raw.huge_remaps,
-    })
+    Ok(out)
 }
 
 /// Returns free memory to the OS now; `force` also releases this thread's cached memory and

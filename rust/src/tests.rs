@@ -64,7 +64,13 @@ fn realloc_keeps_content() {
                 assert!(!p.is_null());
                 assert_eq!(p as usize % align, 0);
                 for i in 0..size {
-                    assert_eq!(*p.add(i), i as u8, "byte {} after growing to {}", i, new_size);
+                    assert_eq!(
+                        *p.add(i),
+                        i as u8,
+                        "byte {} after growing to {}",
+                        i,
+                        new_size
+                    );
                 }
                 for i in size..new_size {
                     *p.add(i) = i as u8;
@@ -97,14 +103,18 @@ fn profiler_start_dump_stop() {
     assert_eq!(profiler::start(4096), Err(crate::Error::AlreadyRunning));
     let kept = allocate_for_profile();
     let st = profiler::stats().unwrap();
-    assert!(st.enabled);
+    assert!(st.enabled());
     assert_eq!(st.sample_interval, 4096);
     assert!(st.live_samples >= 32, "{:?}", st);
     assert!(st.live_bytes_estimate > 0.5 * 1024.0 * 1024.0, "{:?}", st);
 
     // Text: a heap_v2 header and stack lines with nonzero counts.
     let text = String::from_utf8(profiler::dump_to_vec(Format::Text).unwrap()).unwrap();
-    assert!(text.starts_with("heap profile:"), "{}", &text[..text.len().min(200)]);
+    assert!(
+        text.starts_with("heap profile:"),
+        "{}",
+        &text[..text.len().min(200)]
+    );
     let stacks = text.lines().filter(|l| l.contains(" @ 0x")).count();
     assert!(stacks >= 1, "{}", text);
 
@@ -115,12 +125,17 @@ fn profiler_start_dump_stop() {
         let fields = top_level_fields(&proto);
         let samples = fields.iter().filter(|(n, _)| *n == 2).count();
         assert!(samples >= 1, "{:?}: no samples", format);
-        let strings: Vec<&[u8]> =
-            fields.iter().filter(|(n, _)| *n == 6).map(|(_, b)| b.as_slice()).collect();
+        let strings: Vec<&[u8]> = fields
+            .iter()
+            .filter(|(n, _)| *n == 6)
+            .map(|(_, b)| b.as_slice())
+            .collect();
         assert!(strings.iter().any(|s| *s == b"inuse_space"), "{:?}", format);
         if format == Format::ProtoSymbolized {
             assert!(
-                strings.iter().any(|s| String::from_utf8_lossy(s).contains("allocate_for_profile")),
+                strings
+                    .iter()
+                    .any(|s| String::from_utf8_lossy(s).contains("allocate_for_profile")),
                 "no Rust function name in the symbolized profile"
             );
         }
@@ -169,7 +184,10 @@ extern "C" {
 }
 
 fn gunzip(data: &[u8]) -> Vec<u8> {
-    assert!(data.len() > 18 && data[0] == 0x1f && data[1] == 0x8b, "not gzip");
+    assert!(
+        data.len() > 18 && data[0] == 0x1f && data[1] == 0x8b,
+        "not gzip"
+    );
     let mut out = vec![0u8; 64 << 20];
     unsafe {
         let mut z: ZStream = std::mem::zeroed();
@@ -178,7 +196,15 @@ fn gunzip(data: &[u8]) -> Vec<u8> {
         z.next_out = out.as_mut_ptr();
         z.avail_out = out.len() as u32;
         // 16 + 15: a gzip wrapper around the largest window.
-        assert_eq!(inflateInit2_(&mut z, 31, zlibVersion(), std::mem::size_of::<ZStream>() as i32), 0);
+        assert_eq!(
+            inflateInit2_(
+                &mut z,
+                31,
+                zlibVersion(),
+                std::mem::size_of::<ZStream>() as i32
+            ),
+            0
+        );
         let rc = inflate(&mut z, 4 /* Z_FINISH */);
         assert_eq!(rc, 1 /* Z_STREAM_END */, "inflate failed");
         let n = z.total_out as usize;

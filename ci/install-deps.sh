@@ -14,6 +14,8 @@ packages=(
   libmimalloc2.0 libjemalloc2 libtcmalloc-minimal4 libgoogle-perftools4 google-perftools
   # profile readers, schema checks, scheduling, browser checks
   golang-go python3 python3-jsonschema parallel chromium procps
+  # the Rust crate (rust/: built offline from Debian's packaged crates) and the .deb checks
+  cargo rustc librust-cc-dev lintian dpkg-dev
 )
 
 missing=()

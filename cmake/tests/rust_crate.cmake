@@ -1,0 +1,47 @@
+# ctest rust.*: HS_STEP=test runs `cargo test --offline` in rust/; HS_STEP=example runs the
+# profile_self example and checks that `go tool pprof -top` names its Rust functions.
+# Inputs: HS_STEP HS_CARGO HS_RUSTC HS_RUSTDOC HS_GO HS_CRATE_DIR HS_TARGET_DIR HS_WORK_DIR
+cmake_minimum_required(VERSION 3.25)
+
+if(NOT HS_CARGO OR NOT HS_RUSTC OR NOT HS_RUSTDOC)
+  message(FATAL_ERROR "cargo/rustc not found: run ci/install-deps.sh (Debian cargo, rustc)")
+endif()
+set(cargo ${CMAKE_COMMAND} -E env CARGO_TARGET_DIR=${HS_TARGET_DIR} RUSTC=${HS_RUSTC}
+    RUSTDOC=${HS_RUSTDOC} ${HS_CARGO})
+
+function(run out_var)
+  string(TIMESTAMP t0 "%s")
+  execute_process(COMMAND ${ARGN} WORKING_DIRECTORY ${HS_CRATE_DIR}
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  string(TIMESTAMP t1 "%s")
+  math(EXPR seconds "${t1} - ${t0}")
+  string(REPLACE ";" " " shown "${ARGN}")
+  message(STATUS "${shown}: exit ${rc} after ${seconds} s\n${out}\n${err}")
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "'${shown}' failed")
+  endif()
+  set(${out_var} "${out}" PARENT_SCOPE)
+endfunction()
+
+if(HS_STEP STREQUAL "test")
+  run(out ${cargo} test --offline)
+  if(NOT out MATCHES "test result: ok\\. [1-9][0-9]* passed")
+    message(FATAL_ERROR "cargo test ran no test")
+  endif()
+elseif(HS_STEP STREQUAL "example")
+  if(NOT HS_GO)
+    message(FATAL_ERROR "go not found: run ci/install-deps.sh (golang-go)")
+  endif()
+  file(REMOVE_RECURSE ${HS_WORK_DIR})
+  file(MAKE_DIRECTORY ${HS_WORK_DIR})
+  set(profile ${HS_WORK_DIR}/profile_self.pb.gz)
+  run(out ${cargo} run --offline --example profile_self -- ${profile})
+  run(top ${CMAKE_COMMAND} -E env HOME=${HS_WORK_DIR} ${HS_GO} tool pprof -top -cum ${profile})
+  foreach(fn profile_self::build_rows profile_self::grow_buffers)
+    if(NOT top MATCHES "${fn}")
+      message(FATAL_ERROR "go tool pprof does not name ${fn}")
+    endif()
+  endforeach()
+else()
+  message(FATAL_ERROR "HS_STEP must be test or example")
+endif()

@@ -1,0 +1,105 @@
+//! Compiles the heapscope engine from this repository's C++ sources into a static library.
+//!
+//! Every `.cc` under `engine/src` is compiled (the tree is walked, so sources may move between
+//! its subfolders) except the `override_*` shims: a Rust program gets the engine through
+//! `#[global_allocator]` and keeps the C library's malloc for C code.
+
+use std::env;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+fn collect_sources(dir: &Path, out: &mut Vec<PathBuf>) {
+    let entries = fs::read_dir(dir).unwrap_or_else(|e| panic!("reading {}: {}", dir.display(), e));
+    for entry in entries {
+        let path = entry.expect("directory entry").path();
+        if path.is_dir() {
+            collect_sources(&path, out);
+            continue;
+        }
+        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        if name.ends_with(".cc") && !name.ends_with("_test.cc") && !name.starts_with("override_") {
+            out.push(path);
+        }
+    }
+}
+
+fn main() {
+    let manifest_dir = PathBuf::from(env::var("CARGO_MANIFEST_DIR").expect("CARGO_MANIFEST_DIR"));
+    // The repository root holds engine/ (and the shared headers the engine includes from the
+    // root, or from base/ where that folder exists).
+    let root = match env::var_os("HEAPSCOPE_SOURCE_DIR") {
+        Some(dir) => PathBuf::from(dir),
+        None => manifest_dir
+            .parent()
+            .expect("rust/ sits in the repository")
+            .to_path_buf(),
+    };
+    let engine = root.join("engine");
+    let src = engine.join("src");
+    let include = engine.join("include");
+
+    let mut sources = Vec::new();
+    collect_sources(&src, &mut sources);
+    sources.sort();
+    assert!(
+        !sources.is_empty(),
+        "no engine sources under {}",
+        src.display()
+    );
+
+    // cc names an object after its source's file name, and engine/src holds files of one name
+    // in different folders: each source is compiled through a one-line wrapper named after its
+    // path below engine/src (the quoted includes still resolve next to the real file).
+    let out_dir = PathBuf::from(env::var("OUT_DIR").expect("OUT_DIR"));
+    let wrapper_dir = out_dir.join("engine-units");
+    fs::create_dir_all(&wrapper_dir).expect("creating the wrapper folder");
+    let mut units = Vec::new();
+    for source in &sources {
+        let relative = source.strip_prefix(&src).expect("source below engine/src");
+        let flat = relative.to_string_lossy().replace('/', "__");
+        let unit = wrapper_dir.join(flat);
+        let text = format!("#include \"{}\"\n", source.display());
+        if fs::read_to_string(&unit).ok().as_deref() != Some(text.as_str()) {
+            fs::write(&unit, text).expect("writing a wrapper unit");
+        }
+        units.push(unit);
+    }
+
+    let mut build = cc::Build::new();
+    build
+        .cpp(true)
+        .files(&units)
+        .include(&include)
+        .include(&src)
+        .include(&root)
+        // The engine is always optimized: a debug `cargo test` should not measure an -O0 allocator.
+        .opt_level(2)
+        .flag("-std=c++20")
+        // As the CMake build: frame pointers for the profiler's stack walk, initial-exec TLS
+        // (general-dynamic TLS may call malloc), no RTTI inside the allocator, only hs_* exported.
+        .flag("-fno-omit-frame-pointer")
+        .flag("-ftls-model=initial-exec")
+        .flag("-fno-rtti")
+        .flag("-fvisibility=hidden")
+        .flag("-fno-plt")
+        .flag("-fno-stack-protector")
+        .define("NDEBUG", None)
+        .define("HS_PROFILER", "1")
+        .define("HS_OVERRIDE", "0")
+        .warnings(false);
+    let base = root.join("base");
+    if base.is_dir() {
+        build.include(&base);
+    }
+    build.compile("heapscope_engine");
+
+    // zlib gzips proto profiles; the C++ runtime comes from cc (cpp_link_stdlib).
+    println!("cargo:rustc-link-lib=z");
+    println!("cargo:rustc-link-lib=pthread");
+    println!("cargo:rerun-if-env-changed=HEAPSCOPE_SOURCE_DIR");
+    for dir in [&src, &include, &base, &root.join("stats")] {
+        if dir.exists() {
+            println!("cargo:rerun-if-changed={}", dir.display());
+        }
+    }
+}

@@ -4,8 +4,8 @@
 # Usage: ci/check-tidy.sh [--all] [--base REF] [--build-dir DIR]
 #   default:     the files changed against REF (tracked changes and new files in the work
 #                tree included); a changed header selects the translation units that include it.
-#   --base REF:  compare against REF; default: merge-base with origin/main when that exists,
-#                else HEAD~1.
+#   --base REF:  compare against REF; default: merge-base with origin/main when that exists
+#                and is not HEAD, else HEAD~1.
 #   --all:       every translation unit of the build.
 #   --build-dir: where compile_commands.json lives; default build/release (configured when
 #                missing). Generated sources must exist, so build the Release preset first.
@@ -61,9 +61,11 @@ if [ $all -eq 1 ]; then
   files=("${units[@]}")
 else
   if [ -z "$base" ]; then
+    # A clean clone of what is being tested has origin/main at HEAD: then the last commit.
     if git rev-parse -q --verify origin/main >/dev/null; then
       base=$(git merge-base HEAD origin/main)
-    else
+    fi
+    if [ -z "$base" ] || [ "$(git rev-parse "$base")" = "$(git rev-parse HEAD)" ]; then
       base=HEAD~1
     fi
   fi

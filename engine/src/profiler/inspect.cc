@@ -54,15 +54,7 @@ bool visit_entry(const StackEntry* entry, void* arg) {
   auto* state = static_cast<VisitState*>(arg);
   hs_prof_sample_info_t info{};
   info.stack = reinterpret_cast<const void* const*>(entry->pcs);
-  info.depth = entry->depth;
-  info.live_objects = entry->live_objects;
-  info.live_bytes = entry->live_bytes;
-  info.accum_objects = entry->accum_objects;
-  info.accum_bytes = entry->accum_bytes;
-  info.live_objects_estimate = entry->live_objects_estimate;
-  info.live_bytes_estimate = entry->live_bytes_estimate;
-  info.accum_objects_estimate = entry->accum_objects_estimate;
-  info.accum_bytes_estimate = entry->accum_bytes_estimate;
+  copy_stack_counts(info, *entry);
   return state->visit(&info, state->arg);
 }
 }  // namespace

@@ -12,15 +12,7 @@ bool copy_stack(const StackEntry* entry, void* arg) {
   ProfileStack stack{};
   // pcs holds the frame offset until the copy is complete (the buffer may still move).
   stack.pcs = reinterpret_cast<const uintptr_t*>(copy->frames.size());
-  stack.depth = entry->depth;
-  stack.live_objects = entry->live_objects;
-  stack.live_bytes = entry->live_bytes;
-  stack.accum_objects = entry->accum_objects;
-  stack.accum_bytes = entry->accum_bytes;
-  stack.live_objects_estimate = entry->live_objects_estimate;
-  stack.live_bytes_estimate = entry->live_bytes_estimate;
-  stack.accum_objects_estimate = entry->accum_objects_estimate;
-  stack.accum_bytes_estimate = entry->accum_bytes_estimate;
+  copy_stack_counts(stack, *entry);
   copy->ok = copy->ok && copy->frames.append(entry->pcs, entry->depth * sizeof(uintptr_t)) &&
              copy->stacks.append(&stack, sizeof stack);
   return copy->ok;

@@ -23,6 +23,21 @@ struct ProfileStack {
   double accum_bytes_estimate;
 };
 
+// Copies the depth and the eight per-stack counts between the profiler's stack types and the
+// public hs_prof_sample_info_t, which all name them alike.
+template <typename To, typename From>
+void copy_stack_counts(To& to, const From& from) {
+  to.depth = from.depth;
+  to.live_objects = from.live_objects;
+  to.live_bytes = from.live_bytes;
+  to.accum_objects = from.accum_objects;
+  to.accum_bytes = from.accum_bytes;
+  to.live_objects_estimate = from.live_objects_estimate;
+  to.live_bytes_estimate = from.live_bytes_estimate;
+  to.accum_objects_estimate = from.accum_objects_estimate;
+  to.accum_bytes_estimate = from.accum_bytes_estimate;
+}
+
 // The allocator's exact statistics at dump time (the text format's '#' block).
 struct ProfileHeapStats {
   uint64_t committed_bytes;

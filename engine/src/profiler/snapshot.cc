@@ -48,15 +48,7 @@ HS_API bool hs_prof_snapshot_visit(const hs_prof_snapshot_t* snapshot, hs_prof_v
     const ProfileStack& stack = snapshot->stacks[i];
     hs_prof_sample_info_t info{};
     info.stack = reinterpret_cast<const void* const*>(stack.pcs);
-    info.depth = stack.depth;
-    info.live_objects = stack.live_objects;
-    info.live_bytes = stack.live_bytes;
-    info.accum_objects = stack.accum_objects;
-    info.accum_bytes = stack.accum_bytes;
-    info.live_objects_estimate = stack.live_objects_estimate;
-    info.live_bytes_estimate = stack.live_bytes_estimate;
-    info.accum_objects_estimate = stack.accum_objects_estimate;
-    info.accum_bytes_estimate = stack.accum_bytes_estimate;
+    copy_stack_counts(info, stack);
     if (!visit(&info, arg)) break;
   }
   return true;

@@ -9,17 +9,20 @@
 #   --all:       every translation unit of the build.
 #   --build-dir: where compile_commands.json lives; default build/release (configured when
 #                missing). Generated sources must exist, so build the Release preset first.
+#   --self-test: the gate's positive control: a planted finding must fail it, a clean file pass.
 # HEAPSCOPE_TIDY_JOBS sets the parallelism (default 2).
 # Exits non-zero when clang-tidy reports anything (or is missing).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 all=0
+self_test=0
 base=""
 build_dir=build/release
 while [ $# -gt 0 ]; do
   case "$1" in
     --all) all=1 ;;
+    --self-test) self_test=1 ;;
     --base) base="$2"; shift ;;
     --build-dir) build_dir="$2"; shift ;;
     *) echo "check-tidy: unknown argument $1" >&2; exit 2 ;;
@@ -32,6 +35,32 @@ if [ -z "$clang_tidy" ]; then
   echo "check-tidy: clang-tidy not found (run ci/install-deps.sh)" >&2
   exit 2
 fi
+# The invocation every check uses: the checked-in configuration, every finding an error. The
+# build is GCC's: its compile commands carry GCC-only flags (-Wno-restrict, ...) and the code
+# GCC-only attributes (noipa, noclone), which clang would report as unknown.
+tidy=("$clang_tidy" --config-file="$PWD/.clang-tidy" --quiet --warnings-as-errors='*'
+      --extra-arg=-Wno-unknown-warning-option --extra-arg=-Wno-unknown-attributes)
+
+if [ $self_test -eq 1 ]; then
+  tmp=$(mktemp -d)
+  trap 'rm -rf "$tmp"' EXIT
+  printf 'int* planted() { return 0; }\n' >"$tmp/planted.cc"         # modernize-use-nullptr
+  printf 'int* clean() { return nullptr; }\n' >"$tmp/clean.cc"
+  if "${tidy[@]}" "$tmp/planted.cc" -- -std=c++20 >"$tmp/planted.log" 2>&1 ||
+     ! grep -q 'modernize-use-nullptr' "$tmp/planted.log"; then
+    echo "check-tidy self-test: the planted finding did not fail the gate" >&2
+    cat "$tmp/planted.log" >&2
+    exit 1
+  fi
+  if ! "${tidy[@]}" "$tmp/clean.cc" -- -std=c++20 >"$tmp/clean.log" 2>&1; then
+    echo "check-tidy self-test: a clean file failed the gate" >&2
+    cat "$tmp/clean.log" >&2
+    exit 1
+  fi
+  echo "check-tidy self-test: the planted finding failed the gate, the clean file passed"
+  exit 0
+fi
+
 if [ ! -f "$build_dir/compile_commands.json" ]; then
   cmake --preset release >/dev/null
 fi
@@ -102,12 +131,8 @@ jobs="${HEAPSCOPE_TIDY_JOBS:-2}"
 log="$tidy_db/last.log"
 start=$(date +%s)
 status=0
-# The build is GCC's: its compile commands carry GCC-only flags (-Wno-restrict, ...) and the
-# code GCC-only attributes (noipa, noclone), which clang would report as unknown.
 printf '%s\0' "${files[@]}" |
-  xargs -0 -P "$jobs" -n 1 "$clang_tidy" -p "$tidy_db" --quiet --warnings-as-errors='*' \
-    --extra-arg=-Wno-unknown-warning-option --extra-arg=-Wno-unknown-attributes \
-  >"$log" 2>&1 || status=$?
+  xargs -0 -P "$jobs" -n 1 "${tidy[@]}" -p "$tidy_db" >"$log" 2>&1 || status=$?
 elapsed=$(( $(date +%s) - start ))
 # clang-tidy prints "N warnings generated." for findings suppressed by the header filter or
 # NOLINT; only real diagnostics matter.

@@ -2,14 +2,7 @@
 # sonames, the tools, a CMake package (find_package(heapscope CONFIG)) and pkg-config files.
 # Components: runtime (shared libraries), dev (headers, static library, namelinks, package
 # files), tools (hsbench and its helpers). The Debian packages map one to one onto them.
-# On multiarch systems (Debian and derivatives) libraries go to lib/<triplet> under every
-# prefix, as the dynamic linker, pkg-config and find_package all search there (also under
-# /usr/local); GNUInstallDirs would do so only for /usr. An explicit CMAKE_INSTALL_LIBDIR wins.
-if(CMAKE_LIBRARY_ARCHITECTURE AND NOT DEFINED CACHE{CMAKE_INSTALL_LIBDIR})
-  set(CMAKE_INSTALL_LIBDIR lib/${CMAKE_LIBRARY_ARCHITECTURE} CACHE PATH
-      "Object code libraries (lib/<multiarch triplet>)")
-endif()
-include(GNUInstallDirs)
+include(${CMAKE_CURRENT_LIST_DIR}/HeapscopeInstallDirs.cmake)
 include(CMakePackageConfigHelpers)
 
 set(HEAPSCOPE_SHARED_TARGETS heapscope heapscope_api heapscope_noprof)

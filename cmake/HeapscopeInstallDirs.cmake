@@ -4,7 +4,6 @@
 # lib/<triplet> under every prefix, as the dynamic linker, pkg-config and find_package all
 # search there (also under /usr/local); GNUInstallDirs would do so only for /usr. An explicit
 # CMAKE_INSTALL_LIBDIR wins.
-include_guard(GLOBAL)
 if(CMAKE_LIBRARY_ARCHITECTURE AND NOT DEFINED CACHE{CMAKE_INSTALL_LIBDIR})
   set(CMAKE_INSTALL_LIBDIR lib/${CMAKE_LIBRARY_ARCHITECTURE} CACHE PATH
       "Object code libraries (lib/<multiarch triplet>)")

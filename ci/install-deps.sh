@@ -16,6 +16,8 @@ packages=(
   golang-go python3 python3-jsonschema parallel chromium procps
   # the Rust crate (rust/: built offline from Debian's packaged crates) and the .deb checks
   cargo rustc librust-cc-dev lintian dpkg-dev
+  # man pages of the tools, generated from their --help at build time
+  help2man
 )
 
 missing=()

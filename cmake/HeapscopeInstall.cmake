@@ -2,14 +2,7 @@
 # sonames, the tools, a CMake package (find_package(heapscope CONFIG)) and pkg-config files.
 # Components: runtime (shared libraries), dev (headers, static library, namelinks, package
 # files), tools (hsbench and its helpers). The Debian packages map one to one onto them.
-# On multiarch systems (Debian and derivatives) libraries go to lib/<triplet> under every
-# prefix, as the dynamic linker, pkg-config and find_package all search there (also under
-# /usr/local); GNUInstallDirs would do so only for /usr. An explicit CMAKE_INSTALL_LIBDIR wins.
-if(CMAKE_LIBRARY_ARCHITECTURE AND NOT DEFINED CACHE{CMAKE_INSTALL_LIBDIR})
-  set(CMAKE_INSTALL_LIBDIR lib/${CMAKE_LIBRARY_ARCHITECTURE} CACHE PATH
-      "Object code libraries (lib/<multiarch triplet>)")
-endif()
-include(GNUInstallDirs)
+include(${CMAKE_CURRENT_LIST_DIR}/HeapscopeInstallDirs.cmake)
 include(CMakePackageConfigHelpers)
 
 set(HEAPSCOPE_SHARED_TARGETS heapscope heapscope_api heapscope_noprof)
@@ -102,3 +95,21 @@ install(TARGETS hsbench hs-workload hs-probe RUNTIME DESTINATION ${CMAKE_INSTALL
   COMPONENT tools)
 install(TARGETS hs_app_probe_shim LIBRARY DESTINATION ${CMAKE_INSTALL_LIBEXECDIR}/heapscope
   COMPONENT tools NAMELINK_SKIP)
+
+# Man pages generated from the tools' --help at build time (help2man); hsbench's page holds
+# every subcommand's help (--help-all). gzip -9n: reproducible, as Debian requires.
+find_program(HEAPSCOPE_HELP2MAN help2man)
+if(HEAPSCOPE_HELP2MAN)
+  set(hs_man_dir ${PROJECT_BINARY_DIR}/man)
+  add_custom_command(OUTPUT ${hs_man_dir}/hsbench.1.gz
+    COMMAND ${CMAKE_COMMAND} -E make_directory ${hs_man_dir}
+    COMMAND ${HEAPSCOPE_HELP2MAN} --no-info --help-option=--help-all
+            --version-string=${PROJECT_VERSION} --section=1
+            "--name=benchmark campaigns for heapscope and its peer allocators"
+            --output=${hs_man_dir}/hsbench.1 $<TARGET_FILE:hsbench>
+    COMMAND gzip -9 -n -f ${hs_man_dir}/hsbench.1
+    DEPENDS hsbench VERBATIM)
+  add_custom_target(heapscope_man ALL DEPENDS ${hs_man_dir}/hsbench.1.gz)
+  install(FILES ${hs_man_dir}/hsbench.1.gz DESTINATION ${CMAKE_INSTALL_MANDIR}/man1
+    COMPONENT tools)
+endif()

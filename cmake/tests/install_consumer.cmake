@@ -95,5 +95,23 @@ endforeach()
 run(COMMAND ${CMAKE_COMMAND} -E env LD_PRELOAD=${libdir}/libheapscope.so.0
             ${prefix}/bin/hs-probe --expect ${libdir}/libheapscope.so.0)
 run(COMMAND ${prefix}/bin/hs-probe --expect ${libdir}/libheapscope.so.0 EXPECT 3)
+# The installed hsbench, with no HEAPSCOPE_* variable, measures the installed engines and uses
+# the installed app shim, not the build tree's.
+set(no_overrides ${CMAKE_COMMAND} -E env --unset=HEAPSCOPE_ENGINE_LIB
+    --unset=HEAPSCOPE_ENGINE_NOPROF_LIB --unset=HEAPSCOPE_APP_PROBE_SHIM)
+run(COMMAND ${no_overrides} ${prefix}/bin/hsbench allocators --json --only engine,engine-noprof
+    OUTPUT registry)
+foreach(i 0 1)
+  string(JSON path GET "${registry}" allocators ${i} resolved_path)
+  string(JSON available GET "${registry}" allocators ${i} available)
+  cmake_path(IS_PREFIX libdir "${path}" NORMALIZE inside)
+  if(NOT inside OR NOT available)
+    message(FATAL_ERROR "installed hsbench uses ${path} (available: ${available}), not ${libdir}")
+  endif()
+endforeach()
+run(COMMAND ${no_overrides} ${prefix}/bin/hsbench --version OUTPUT version)
+if(NOT version MATCHES "engine ${libdir}/libheapscope\\.so\\.0[^:]*: heapscope ")
+  message(FATAL_ERROR "hsbench --version does not name the installed engine:\n${version}")
+endif()
 file(REMOVE_RECURSE ${HS_WORK_DIR})
 message(STATUS "install.consumer: all checks passed")

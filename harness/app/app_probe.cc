@@ -12,6 +12,7 @@
 
 #include "harness/app/app_sample_runner.h"
 #include "harness/app/app_spec.h"
+#include "harness/registry/engine_libraries.h"
 
 namespace heapscope::harness {
 namespace {
@@ -235,6 +236,14 @@ std::string app_probe_shim_path() {
   if (const char* env = std::getenv("HEAPSCOPE_APP_PROBE_SHIM"); env != nullptr && *env != '\0') {
     return env;
   }
+  // An installed hsbench uses the shim installed with it (see engine_libraries.h).
+#ifdef HS_INSTALL_LIBEXECDIR
+  if (std::string installed =
+          installed_file(std::string(HS_INSTALL_LIBEXECDIR) + "/heapscope/libhs_app_probe_shim.so");
+      !installed.empty()) {
+    return installed;
+  }
+#endif
 #ifdef HS_APP_PROBE_SHIM
   return HS_APP_PROBE_SHIM;
 #else

@@ -64,13 +64,16 @@ void add_allocators_command(CLI::App& app, CommandAction& run) {
       app.add_subcommand("allocators",
                          "List the allocators under test: library, package version, SHA-256, "
                          "availability");
-  cmd->add_flag("--json", options->json, "Print JSON instead of a table");
-  cmd->add_option("--allocator", options->user_allocators,
-                  "Add an allocator from a shared library (repeatable)")
+  cmd->add_flag("--json", options->json, "Print JSON instead of a table (default: a table)");
+  cmd->add_option(
+         "--allocator", options->user_allocators,
+         "Add an allocator from a shared library (repeatable; default: only the built-in ones)")
       ->type_name("NAME=PATH");
-  cmd->add_option("--only", options->only, "Only these allocator ids")
+  cmd->add_option("--only", options->only, "Only these allocator ids, in this order (default: all)")
       ->delimiter(',')
       ->type_name("ID,...");
+  cmd->footer(help_footer({"hsbench allocators", "hsbench allocators --json --only engine,glibc",
+                           "hsbench allocators --allocator mine=/opt/lib/libmine.so"}));
   cmd->final_callback([options, &run] { run = [options] { return run_allocators(*options); }; });
 }
 

@@ -75,28 +75,39 @@ void add_app_command(CLI::App& app, CommandAction& run) {
       ->delimiter(',')
       ->type_name("ID,...");
   cmd->add_option("--allocator", s.user_allocators,
-                  "Add an allocator from a shared library (repeatable)")
+                  "Add an allocator from a shared library (repeatable; default: none)")
       ->type_name("NAME=PATH");
-  cmd->add_option("--blocks", s.blocks, "Paired blocks (one run per allocator each)")
+  cmd->add_option("--blocks", s.blocks, "Paired blocks (one run per allocator each; count)")
       ->capture_default_str();
-  cmd->add_option("--warmup", s.warmup, "Unrecorded runs per allocator before the blocks")
+  cmd->add_option("--warmup", s.warmup, "Unrecorded runs per allocator before the blocks (count)")
       ->capture_default_str();
-  cmd->add_option("--timeout", s.timeout_seconds, "Watchdog per run, seconds (kills the group)")
+  cmd->add_option("--timeout", s.timeout_seconds,
+                  "Watchdog per run, in seconds (kills the process group)")
       ->capture_default_str();
-  cmd->add_option("--cwd", s.cwd, "Run the command in this directory");
+  cmd->add_option("--cwd", s.cwd, "Run the command in this directory (default: the current one)");
   cmd->add_option("--stdin", s.stdin_path,
                   "Feed this file to the command's stdin (default "
                   "/dev/null)");
-  cmd->add_option("--env", s.extra_env, "Add KEY=VALUE to the command's environment (repeatable)")
+  cmd->add_option("--env", s.extra_env,
+                  "Add KEY=VALUE to the command's environment (repeatable; default: none)")
       ->type_name("KEY=VALUE");
   cmd->add_flag("--same-output", s.same_output,
-                "Require identical stdout (SHA-256) in every sample; a differing one is a failure");
-  cmd->add_option("--baseline", s.baseline, "Baseline allocator (default glibc)");
-  CLI::Option* seed =
-      cmd->add_option("--seed", o->seed, "Seed of the block orders (default: fresh)");
-  cmd->add_flag("--force", s.force, "Measure even when the probe finds the comparison meaningless");
-  cmd->add_option("--out", o->out, "Raw-run JSON (default hsbench-app-<name>-<time>.raw.json)");
+                "Require identical stdout (SHA-256) in every sample; a differing one is a failure "
+                "(default: off)");
+  cmd->add_option("--baseline", s.baseline, "Baseline allocator id (default: glibc)");
+  CLI::Option* seed = cmd->add_option(
+      "--seed", o->seed, "Seed of the block orders, 64-bit (default: fresh, recorded in the run)");
+  cmd->add_flag("--force", s.force,
+                "Measure even when the probe finds the comparison meaningless (default: off)");
+  cmd->add_option("--out", o->out,
+                  "Raw-run JSON to write (default: hsbench-app-<name>-<UTC time>.raw.json)");
   cmd->add_option("command", s.command, "The command and its arguments, after --")->required();
+  cmd->footer(help_footer(
+      {"hsbench app -- gzip -9 -k big.tar",
+       "hsbench app --allocators glibc,engine --blocks 20 -- ./server --selftest",
+       "hsbench app --same-output --stdin input.txt -- sort -n"},
+      "  0  success (failed samples are data), 1  the probe found the comparison meaningless\n"
+      "  (see --force) or the raw run cannot be written, 2  usage error, 130  interrupted"));
   cmd->final_callback([o, seed, &run] {
     o->seed_given = seed->count() > 0;
     run = [o] { return run_app(*o); };

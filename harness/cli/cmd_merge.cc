@@ -32,8 +32,11 @@ int run_merge(const MergeOptions& o) {
 void add_merge_command(CLI::App& app, CommandAction& run) {
   auto o = std::make_shared<MergeOptions>();
   CLI::App* cmd = app.add_subcommand("merge", "Join run-block results into one raw run");
-  cmd->add_option("results", o->results, "Result files from hsbench run-block")->required();
-  cmd->add_option("--out", o->out, "Merged raw-run JSON")->required();
+  cmd->add_option("results", o->results, "Result files from hsbench run-block (one or more)")
+      ->required();
+  cmd->add_option("--out", o->out, "Merged raw-run JSON to write (required)")->required();
+  cmd->footer(help_footer(
+      {"hsbench merge results/*.json --out quick.raw.json", "hsbench report quick.raw.json"}));
   cmd->final_callback([o, &run] { run = [o] { return run_merge(*o); }; });
 }
 

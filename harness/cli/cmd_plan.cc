@@ -64,13 +64,27 @@ void add_plan_command(CLI::App& app, CommandAction& run) {
   auto o = std::make_shared<PlanOptions>();
   CLI::App* cmd = app.add_subcommand(
       "plan", "Calibrate a campaign and write one job file per block (for run-block/merge)");
-  cmd->add_option("campaign", o->campaigns, "quick | headline | FILE.json ...")->required();
-  cmd->add_option("--out", o->out, "Directory for the job files")->required();
-  cmd->add_option("--allocators", o->allocators, "Allocator ids")->delimiter(',');
-  cmd->add_option("--allocator", o->user_allocators, "NAME=PATH (repeatable)");
-  CLI::Option* seed = cmd->add_option("--seed", o->seed, "Campaign seed");
-  cmd->add_option("--ops", o->ops, "Fixed ops per sample (skips calibration)");
-  cmd->add_option("--blocks", o->blocks, "Blocks per cell");
+  cmd->add_option("campaign", o->campaigns,
+                  "Campaigns: quick, headline or a campaign FILE.json (one or more)")
+      ->required();
+  cmd->add_option("--out", o->out, "Directory for the job files, created when missing (required)")
+      ->required();
+  cmd->add_option("--allocators", o->allocators, "Allocator ids (default: the campaign's)")
+      ->delimiter(',')
+      ->type_name("ID,...");
+  cmd->add_option("--allocator", o->user_allocators,
+                  "Add an allocator from a shared library (repeatable; default: none)")
+      ->type_name("NAME=PATH");
+  CLI::Option* seed =
+      cmd->add_option("--seed", o->seed,
+                      "Campaign seed, 64-bit (default: the campaign's, else fresh and recorded)");
+  cmd->add_option("--ops", o->ops,
+                  "Fixed operations per sample, skipping calibration (default: calibrated)");
+  cmd->add_option("--blocks", o->blocks,
+                  "Blocks per cell (default: the campaign's; quick 5, headline 20)");
+  cmd->footer(help_footer({"hsbench plan quick --out jobs/",
+                           "hsbench run-block jobs/quick-block-0000.json --out results/0000.json",
+                           "hsbench merge results/*.json --out quick.raw.json"}));
   cmd->final_callback([o, seed, &run] {
     o->seed_given = seed->count() > 0;
     run = [o] { return run_plan(*o); };

@@ -82,11 +82,16 @@ void add_publish_command(CLI::App& app, CommandAction& run) {
   auto o = std::make_shared<PublishOptions>();
   CLI::App* cmd = app.add_subcommand(
       "publish", "Write the sealed static site (latest.json, history, charts) for raw runs");
-  cmd->add_option("raw", o->raws, "Raw-run JSON files")->required();
-  cmd->add_option("--out", o->out, "Site directory (replaced as a whole)")->required();
+  cmd->add_option("raw", o->raws, "Raw-run JSON files (one or more)")->required();
+  cmd->add_option("--out", o->out, "Site directory, replaced as a whole (required)")->required();
   cmd->add_option("--history", o->history,
-                  "Append-only history.jsonl to extend (created when missing)");
-  cmd->add_option("--baseline", o->baseline, "Baseline allocator (default: each run's)");
+                  "Append-only history.jsonl to extend, created when missing (default: none)");
+  cmd->add_option("--baseline", o->baseline, "Baseline allocator id (default: each run's)");
+  cmd->footer(help_footer(
+      {"hsbench publish quick.raw.json --out site/ --history history.jsonl",
+       "hsbench verify site/ --digest <sha256 printed by publish>"},
+      "  0  success, 1  a raw run is invalid or the site cannot be written (nothing is written),\n"
+      "  2  usage error"));
   cmd->final_callback([o, &run] { run = [o] { return run_publish(*o); }; });
 }
 

@@ -31,9 +31,14 @@ void add_report_command(CLI::App& app, CommandAction& run) {
   auto o = std::make_shared<ReportOptions>();
   CLI::App* cmd = app.add_subcommand(
       "report", "Per-cell medians, IQR and paired effects with bootstrap CIs from a raw run");
-  cmd->add_option("raw", o->raw, "Raw-run JSON")->required();
-  cmd->add_option("--baseline", o->baseline, "Baseline allocator (default: the run's)");
-  cmd->add_option("--summary-out", o->summary_out, "Write the summary JSON here");
+  cmd->add_option("raw", o->raw, "Raw-run JSON from hsbench run, merge or app")->required();
+  cmd->add_option("--baseline", o->baseline, "Baseline allocator id (default: the run's)");
+  cmd->add_option("--summary-out", o->summary_out,
+                  "Also write the summary JSON to this file (default: none)");
+  cmd->footer(
+      help_footer({"hsbench report hsbench-quick.raw.json",
+                   "hsbench report run.raw.json --baseline glibc --summary-out summary.json"},
+                  "  0  success, 1  the raw run cannot be read or summarized, 2  usage error"));
   cmd->final_callback([o, &run] { run = [o] { return run_report(*o); }; });
 }
 

@@ -145,9 +145,16 @@ void add_reproduce_command(CLI::App& app, CommandAction& run) {
   auto o = std::make_shared<ReproduceOptions>();
   CLI::App* cmd = app.add_subcommand(
       "reproduce", "Re-run one recorded sample (same argv and environment) and compare");
-  cmd->add_option("raw", o->raw, "Raw-run JSON")->required();
-  cmd->add_option("sample", o->id, "Sample id, e.g. tiny-hot/t1/b0/glibc")->required();
-  cmd->add_option("--timeout", o->timeout, "Watchdog, seconds (default: the campaign's)");
+  cmd->add_option("raw", o->raw, "Raw-run JSON holding the sample")->required();
+  cmd->add_option(
+         "sample", o->id,
+         "Sample id: <workload>/t<threads>/b<block>/<allocator>, e.g. tiny-hot/t1/b0/glibc")
+      ->required();
+  cmd->add_option("--timeout", o->timeout, "Watchdog, in seconds (default: the campaign's)");
+  cmd->footer(help_footer(
+      {"hsbench reproduce hsbench-quick.raw.json tiny-hot/t1/b0/glibc"},
+      "  0  the new run matches, 1  the new run failed or its stream digest (app runs: exit\n"
+      "  status, stdout digest with --same-output) differs, 2  usage error or unknown sample"));
   cmd->final_callback([o, &run] { run = [o] { return run_reproduce(*o); }; });
 }
 

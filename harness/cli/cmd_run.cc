@@ -107,28 +107,43 @@ void add_run_command(CLI::App& app, CommandAction& run) {
   CLI::App* cmd = app.add_subcommand(
       "run", "Run a campaign: workloads x thread points x allocators x balanced paired blocks");
   std::vector<CLI::Option*> shaping;
-  cmd->add_option("--campaign", o->campaign, "quick | headline | FILE.json")->capture_default_str();
-  shaping.push_back(cmd->add_option("--allocators", o->allocators, "Allocator ids (default: all)")
-                        ->delimiter(',')
-                        ->type_name("ID,..."));
-  shaping.push_back(cmd->add_option("--allocator", o->user_allocators,
-                                    "Add an allocator from a shared library (repeatable)")
-                        ->type_name("NAME=PATH"));
-  shaping.push_back(cmd->add_option("--workloads", o->workloads, "Workloads")
-                        ->delimiter(',')
-                        ->type_name("W,..."));
-  shaping.push_back(cmd->add_option("--threads", o->threads, "Thread points")
-                        ->delimiter(',')
-                        ->type_name("N,..."));
-  shaping.push_back(cmd->add_option("--blocks", o->blocks, "Blocks per cell"));
-  CLI::Option* seed =
-      cmd->add_option("--seed", o->seed, "Campaign seed (default: fresh, recorded)");
+  cmd->add_option("--campaign", o->campaign, "Campaign: quick, headline or a campaign FILE.json")
+      ->capture_default_str();
+  shaping.push_back(
+      cmd->add_option("--allocators", o->allocators,
+                      "Allocator ids (default: the campaign's; quick and headline: all)")
+          ->delimiter(',')
+          ->type_name("ID,..."));
+  shaping.push_back(
+      cmd->add_option("--allocator", o->user_allocators,
+                      "Add an allocator from a shared library (repeatable; default: none)")
+          ->type_name("NAME=PATH"));
+  shaping.push_back(
+      cmd->add_option("--workloads", o->workloads, "Workload names (default: the campaign's)")
+          ->delimiter(',')
+          ->type_name("W,..."));
+  shaping.push_back(
+      cmd->add_option("--threads", o->threads, "Thread counts (default: the campaign's; quick 1,2)")
+          ->delimiter(',')
+          ->type_name("N,..."));
+  shaping.push_back(cmd->add_option(
+      "--blocks", o->blocks, "Blocks per cell (default: the campaign's; quick 5, headline 20)"));
+  CLI::Option* seed = cmd->add_option(
+      "--seed", o->seed, "Campaign seed, 64-bit (default: fresh, recorded in the run)");
   shaping.push_back(seed);
-  shaping.push_back(cmd->add_option("--ops", o->ops, "Fixed ops per sample (skips calibration)"));
-  shaping.push_back(cmd->add_option("--timeout", o->timeout, "Watchdog per child, seconds"));
-  shaping.push_back(cmd->add_option("--baseline", o->baseline, "Calibration/report baseline id"));
-  cmd->add_option("--out", o->out, "Raw-run JSON (default hsbench-<campaign>.raw.json)");
-  cmd->add_flag("--resume", o->resume, "Continue the raw run in --out with its missing samples");
+  shaping.push_back(cmd->add_option(
+      "--ops", o->ops, "Fixed operations per sample, skipping calibration (default: calibrated)"));
+  shaping.push_back(cmd->add_option(
+      "--timeout", o->timeout, "Watchdog per child, in seconds (default: the campaign's, 60)"));
+  shaping.push_back(
+      cmd->add_option("--baseline", o->baseline,
+                      "Calibration and report baseline id (default: mimalloc, else glibc)"));
+  cmd->add_option("--out", o->out, "Raw-run JSON to write (default: hsbench-<campaign>.raw.json)");
+  cmd->add_flag("--resume", o->resume,
+                "Continue the raw run in --out with its missing samples (default: off)");
+  cmd->footer(help_footer({"hsbench run", "hsbench run --campaign headline --out headline.raw.json",
+                           "hsbench run --allocators engine,glibc --threads 1,4 --blocks 10",
+                           "hsbench run --resume --out headline.raw.json"}));
   CLI::Option* campaign_opt = cmd->get_option("--campaign");
   cmd->final_callback([o, shaping, seed, campaign_opt, &run] {
     o->seed_given = seed->count() > 0;

@@ -41,7 +41,12 @@ void add_run_block_command(CLI::App& app, CommandAction& run) {
   auto o = std::make_shared<RunBlockOptions>();
   CLI::App* cmd = app.add_subcommand("run-block", "Run one planned block job on this host");
   cmd->add_option("job", o->job, "Job file from hsbench plan")->required();
-  cmd->add_option("--out", o->out, "Result JSON (a raw run of this block)")->required();
+  cmd->add_option("--out", o->out,
+                  "Result JSON to write, a raw run of this block; an existing partial one is "
+                  "continued (required)")
+      ->required();
+  cmd->footer(
+      help_footer({"hsbench run-block jobs/quick-block-0003.json --out results/0003.json"}));
   cmd->final_callback([o, &run] { run = [o] { return run_block(*o); }; });
 }
 

@@ -43,9 +43,13 @@ void add_verify_command(CLI::App& app, CommandAction& run) {
   auto o = std::make_shared<VerifyOptions>();
   CLI::App* cmd = app.add_subcommand(
       "verify", "Re-check a published site: manifest digest, every file's SHA-256, schemas");
-  cmd->add_option("dir", o->dir, "Site directory")->required();
+  cmd->add_option("dir", o->dir, "Site directory written by hsbench publish")->required();
   cmd->add_option("--digest", o->digest,
-                  "Expected manifest SHA-256 (hex, or a file holding it) kept outside the site");
+                  "Expected manifest SHA-256 (hex, or a file holding it) kept outside the site "
+                  "(default: not pinned)");
+  cmd->footer(help_footer(
+      {"hsbench verify site/", "hsbench verify site/ --digest kept/manifest.json.sha256"},
+      "  0  the site is intact, 1  the first problem found is printed, 2  usage error"));
   cmd->final_callback([o, &run] { run = [o] { return run_verify(*o); }; });
 }
 

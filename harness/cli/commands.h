@@ -4,6 +4,8 @@
 #pragma once
 
 #include <functional>
+#include <initializer_list>
+#include <string>
 
 #include "harness/cli/errors.h"
 
@@ -17,6 +19,21 @@ namespace heapscope::harness {
 // (errors.h); the libraries' own errors map to exit codes in one place, hsbench_main.cc:
 // CampaignError and RegistryError are usage errors, RawRunError a failure.
 using CommandAction = std::function<int()>;
+
+// The exit codes of errors.h as the help pages describe them; a subcommand whose codes mean
+// more (e.g. probe's 3) passes its own text.
+inline constexpr const char* kExitStatusHelp =
+    "  0  success, 1  the command ran and found a problem, 2  usage error (bad option,\n"
+    "  unknown name), 130  interrupted (SIGINT/SIGTERM)";
+
+// The end of every subcommand's --help, which is also its section of the man page (help2man
+// turns "Examples:" and "Exit status:" into sections).
+inline std::string help_footer(std::initializer_list<const char*> examples,
+                               const char* exit_status = kExitStatusHelp) {
+  std::string text = "Examples:\n";
+  for (const char* e : examples) text += std::string("  ") + e + "\n";
+  return text + "\nExit status:\n" + exit_status;
+}
 
 void add_allocators_command(CLI::App& app, CommandAction& run);  // cmd_allocators.cc
 void add_probe_command(CLI::App& app, CommandAction& run);       // cmd_probe.cc

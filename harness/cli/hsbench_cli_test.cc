@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -69,6 +70,67 @@ TEST(HsbenchCli, SubcommandHelp) {
   EXPECT_TRUE(contains(r.out, "--json")) << r.out;
   EXPECT_TRUE(contains(r.out, "--allocator")) << r.out;
   EXPECT_TRUE(contains(r.out, "--only")) << r.out;
+}
+
+TEST(HsbenchCli, VersionNamesHsbenchAndItsEngines) {
+  const CommandResult r = hsbench({"--version"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.rfind("hsbench ", 0), 0u) << r.out;
+  EXPECT_TRUE(contains(r.out, "\ncommit ")) << r.out;
+  EXPECT_TRUE(contains(r.out, "engine ")) << r.out;
+  EXPECT_TRUE(contains(r.out, "engine-noprof ")) << r.out;
+}
+
+// The lines of a help page's "Options:" or "Positionals:" block that name an option, and the
+// subcommands listed by the top-level help.
+std::vector<std::string> block_lines(const std::string& help, const std::string& heading) {
+  std::vector<std::string> lines;
+  std::istringstream in(help);
+  std::string line;
+  bool inside = false;
+  while (std::getline(in, line)) {
+    if (line == heading) {
+      inside = true;
+    } else if (inside && (line.empty() || line[0] != ' ')) {
+      inside = false;
+    } else if (inside) {
+      lines.push_back(line);
+    }
+  }
+  return lines;
+}
+
+// Every subcommand's help serves as its man page: a description, every option and positional
+// explained (text after the name column), examples and the exit status.
+TEST(HsbenchCli, EverySubcommandHelpDocumentsEachOption) {
+  const CommandResult top = hsbench({"--help"});
+  ASSERT_EQ(top.exit_code, 0) << top.err;
+  const std::vector<std::string> subs = block_lines(top.out, "Subcommands:");
+  ASSERT_GE(subs.size(), 11u) << top.out;
+  for (const std::string& entry : subs) {
+    std::istringstream words(entry);
+    std::string name;
+    words >> name;
+    std::string description;
+    std::getline(words, description);
+    EXPECT_NE(description.find_first_not_of(' '), std::string::npos) << name;
+    const CommandResult r = hsbench({name, "--help"});
+    EXPECT_EQ(r.exit_code, 0) << name << ": " << r.err;
+    EXPECT_TRUE(contains(r.out, "\nExamples:\n  hsbench ") ||
+                contains(r.out, "\nExamples:\n  LD_PRELOAD="))
+        << r.out;
+    EXPECT_TRUE(contains(r.out, "\nExit status:\n  0  ")) << r.out;
+    std::vector<std::string> options = block_lines(r.out, "Options:");
+    const std::vector<std::string> positionals = block_lines(r.out, "Positionals:");
+    options.insert(options.end(), positionals.begin(), positionals.end());
+    EXPECT_GE(options.size(), 2u) << r.out;
+    for (const std::string& line : options) {
+      // "  --name TYPE   Text": the name column ends at a run of two or more spaces.
+      const std::size_t gap = line.find("  ", 2);
+      EXPECT_TRUE(gap != std::string::npos && line.find_first_not_of(' ', gap) != std::string::npos)
+          << name << ": undocumented: " << line;
+    }
+  }
 }
 
 TEST(HsbenchCli, UnknownSubcommandFails) {

@@ -1,6 +1,7 @@
 // hsbench: one binary, one subcommand per cmd_<name>.cc (see commands.h).
 #include <CLI/CLI.hpp>
 #include <exception>
+#include <filesystem>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -9,7 +10,16 @@
 #include "harness/campaign/raw_run.h"
 #include "harness/cli/commands.h"
 #include "harness/cli/errors.h"
+#include "harness/process/run_command.h"
 #include "harness/registry/allocator_registry.h"
+#include "harness/registry/engine_libraries.h"
+
+#ifndef HS_HSBENCH_VERSION
+#define HS_HSBENCH_VERSION "unknown"
+#endif
+#ifndef HS_HSBENCH_COMMIT
+#define HS_HSBENCH_COMMIT "unknown"
+#endif
 
 namespace {
 
@@ -26,6 +36,30 @@ bool is_unknown_subcommand(const CLI::App& app, int argc, char** argv) {
   }
   std::cerr << "\nRun 'hsbench --help' for usage.\n";
   return true;
+}
+
+// One engine library as --version shows it: its path and the version it reports when
+// preloaded into `hsbench probe` (the library cannot be dlopen'ed: initial-exec TLS).
+std::string engine_line(const char* id, const std::string& library) {
+  using namespace heapscope::harness;
+  std::string line = std::string(id) + " " + (library.empty() ? "(none)" : library) + ": ";
+  if (library.empty()) return line + "not found";
+  std::error_code ec;
+  const std::string self = std::filesystem::canonical("/proc/self/exe", ec).string();
+  const std::vector<std::string> env = environment_with("LD_PRELOAD", library);
+  const CommandResult r = run_command({self, "probe", "--engine-version"}, &env, 10000);
+  if (!r.ok()) return line + "not loadable";
+  std::string version = r.out;
+  while (!version.empty() && version.back() == '\n') version.pop_back();
+  return line + "heapscope " + version;
+}
+
+// GNU style: the first line names the program and its version (help2man reads it).
+std::string version_text() {
+  const heapscope::harness::EngineLibraries engine = heapscope::harness::engine_libraries();
+  return std::string("hsbench ") + HS_HSBENCH_VERSION + "\ncommit " + HS_HSBENCH_COMMIT +
+         "\nengines it loads (HEAPSCOPE_ENGINE_LIB, HEAPSCOPE_ENGINE_NOPROF_LIB override):\n  " +
+         engine_line("engine", engine.prof) + "\n  " + engine_line("engine-noprof", engine.noprof);
 }
 
 // The one place a subcommand's error becomes a message and an exit code. Called from a catch
@@ -62,6 +96,12 @@ int hsbench_main(int argc, char** argv) {
   app.require_subcommand(1);
   // Unknown words are errors, not silently ignored positionals.
   app.allow_extras(false);
+  app.set_version_flag("--version", version_text, "Print the version of hsbench and its engines");
+  app.set_help_all_flag("--help-all", "Print the help of every subcommand");
+  app.footer(heapscope::harness::help_footer({"hsbench allocators", "hsbench run --campaign quick",
+                                              "hsbench report hsbench-quick.raw.json",
+                                              "hsbench app -- CMD ARGS...",
+                                              "hsbench <subcommand> --help"}));
 
   CommandAction run;
   add_allocators_command(app, run);

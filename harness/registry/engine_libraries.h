@@ -1,7 +1,8 @@
-// Where our own allocator libraries are. CMake bakes in the build tree's libheapscope.so and
-// libheapscope_noprof.so (without making hsbench depend on building them); the environment
-// variables HEAPSCOPE_ENGINE_LIB and HEAPSCOPE_ENGINE_NOPROF_LIB override them, e.g. to test an
-// installed or older build.
+// Where our own allocator libraries are. In order: the environment variables
+// HEAPSCOPE_ENGINE_LIB and HEAPSCOPE_ENGINE_NOPROF_LIB (e.g. to test an older build); the
+// installation hsbench runs from (<prefix>/bin/hsbench -> <prefix>/<libdir>/libheapscope.so.0);
+// the build tree's libraries, which CMake bakes in without making hsbench depend on building
+// them.
 #pragma once
 
 #include <string>
@@ -15,5 +16,10 @@ struct EngineLibraries {
 };
 
 EngineLibraries engine_libraries();
+
+// <prefix>/<relative> when it exists, where <prefix> is the parent of the directory holding
+// the running executable (so /usr for /usr/bin/hsbench); "" otherwise. An absolute `relative`
+// (an install directory configured as an absolute path) is taken as it is.
+std::string installed_file(const std::string& relative);
 
 }  // namespace heapscope::harness

@@ -1,23 +1,27 @@
 // Dumps: the profile copied under the lock, formatted without it into raw pages, then written
-// to a file or handed to the caller's writer in pieces. Also the dump at exit.
+// to a file or handed to the caller's writer in pieces. Also the dump at exit, whose path is
+// a per-process pattern (profile_path.h).
 #include "profiler/dump.h"
 
 #include <string.h>
 
 #include "platform/platform.h"
+#include "profiler/notice.h"
 #include "profiler/prof_internal.h"
 #include "profiler/profile_copy.h"
+#include "profiler/profile_path.h"
 #include "profiler/profile_writer.h"
 
 namespace heapscope::prof {
 
 namespace {
 
-// The exit dump's target ("" for none), set at start-up from the environment or by a start.
-char g_exit_path[4096];
+// The exit dump's path pattern ("" for none), set at start-up from the environment or by a
+// start; expanded when the dump is written, so a forked child names its own file.
+char g_exit_path[kProfilePathMax];
 uint32_t g_exit_format = HS_PROF_FORMAT_TEXT;
 
-// Builds the whole profile in `out` (no lock held while formatting).
+// Builds the whole current profile in `out` (no lock held while formatting).
 bool render(int format, OsBuffer& out) {
 #if !HS_PROFILER
   (void)out;
@@ -28,14 +32,7 @@ bool render(int format, OsBuffer& out) {
   ProfileCopy copy;
   ProfileData profile;
   if (!take_copy(copy, profile)) return false;
-  if (format == HS_PROF_FORMAT_TEXT) return write_text_profile(profile, out) && !out.failed();
-  ProtoOptions options;
-  options.symbolize = format == HS_PROF_FORMAT_PROTO_SYMBOLIZED;
-  // The demangler allocates: never sample (or dead-lock on) what the dump itself allocates.
-  t_suppress++;
-  bool ok = write_proto_profile(profile, options, out) && !out.failed();
-  t_suppress--;
-  return ok;
+  return render_profile(profile, format, out);
 #endif
 }
 
@@ -47,6 +44,37 @@ bool write_to_path(const char* path, const OsBuffer& data) {
 }
 
 }  // namespace
+
+bool render_profile(const ProfileData& profile, int format, OsBuffer& out) {
+  if (format < HS_PROF_FORMAT_TEXT || format > HS_PROF_FORMAT_PROTO_SYMBOLIZED) return false;
+  if (format == HS_PROF_FORMAT_TEXT) return write_text_profile(profile, out) && !out.failed();
+  ProtoOptions options;
+  options.symbolize = format == HS_PROF_FORMAT_PROTO_SYMBOLIZED;
+  // The demangler allocates: never sample (or dead-lock on) what the dump itself allocates.
+  t_suppress++;
+  bool ok = write_proto_profile(profile, options, out) && !out.failed();
+  t_suppress--;
+  return ok;
+}
+
+bool write_profile_file(const char* pattern, const OsBuffer& data, const char* what) {
+  char expanded[kProfilePathMax];
+  bool has_pid = false;
+  if (!expand_profile_path(pattern, expanded, &has_pid)) {
+    notice("could not write the ", what, ": the path is too long: ", pattern);
+    return false;
+  }
+  char chosen[kProfilePathMax];
+  int fd = open_profile_file(expanded, has_pid, chosen);
+  bool ok = fd >= 0 && os::write_all(fd, data.data(), data.size());
+  if (fd >= 0) ok = os::close_fd(fd) && ok;
+  if (!ok) {
+    notice("could not write the ", what, " to ", chosen);
+    return false;
+  }
+  verbose_notice(what, " written to ", chosen);
+  return true;
+}
 
 bool dump_to_path(const char* path, int format) {
   if (path == nullptr || t_suppress != 0 || t_lock_held != 0) return false;
@@ -85,10 +113,13 @@ void set_exit_dump(const Settings& s) {
 // Runs at normal exit (or unload): a profile of what is still allocated, even if the profiler
 // never ran (an empty profile), whenever HEAPSCOPE_PROF_DUMP_AT_EXIT or the config asked.
 __attribute__((destructor)) static void dump_at_exit() {
-  if (g_exit_path[0] == '\0') return;
-  if (!dump_to_path(g_exit_path, static_cast<int>(g_exit_format))) {
-    warning("heapscope: could not write the profile at exit");
+  if (g_exit_path[0] == '\0' || t_suppress != 0 || t_lock_held != 0) return;
+  OsBuffer out;
+  if (!render(static_cast<int>(g_exit_format), out)) {
+    notice("could not build the heap profile at exit (out of memory)");
+    return;
   }
+  write_profile_file(g_exit_path, out, "heap profile at exit");
 }
 
 }  // namespace heapscope::prof

@@ -122,6 +122,13 @@ constexpr Option kOptions[] = {
        s.exit_path_given = true;
        s.exit_path = v.text;
      }},
+    // Environment only (no config field): the peak profile at exit.
+    {0, "HEAPSCOPE_PROF_DUMP_PEAK_AT_EXIT", Parse::kPath,
+     [](const hs_prof_config_t&, Settings&) { return true; },
+     [](const EnvValue& v, Settings& s) {
+       s.peak_path_given = true;
+       s.peak_path = v.text;
+     }},
     {HS_PROF_FIELD_DUMP_FORMAT, "HEAPSCOPE_PROF_DUMP_FORMAT", Parse::kFormat,
      [](const hs_prof_config_t& c, Settings& s) {
        s.exit_format_given = true;
@@ -184,6 +191,7 @@ Settings settings_for_start(uint64_t interval) {
   Settings s = settings_from_environment();
   if (interval != 0) s.interval = interval;  // an explicit interval ignores the environment
   s.exit_path_given = false;                 // the exit dump settings were read at start-up
+  s.peak_path_given = false;
   s.exit_format_given = false;
   return s;
 }

@@ -17,6 +17,8 @@ struct Settings {
   uint32_t depth = HS_PROF_DEFAULT_STACK_DEPTH;
   bool exit_path_given = false;
   const char* exit_path = nullptr;
+  bool peak_path_given = false;
+  const char* peak_path = nullptr;  // the peak profile at exit
   bool exit_format_given = false;
   uint32_t exit_format = HS_PROF_FORMAT_TEXT;
 };

@@ -7,6 +7,7 @@
 
 #include "platform/platform.h"
 #include "profiler/notice.h"
+#include "profiler/peak.h"
 #include "profiler/prof_internal.h"
 #include "profiler/profile_copy.h"
 #include "profiler/profile_path.h"
@@ -19,6 +20,7 @@ namespace {
 // The exit dump's path pattern ("" for none), set at start-up from the environment or by a
 // start; expanded when the dump is written, so a forked child names its own file.
 char g_exit_path[kProfilePathMax];
+char g_peak_exit_path[kProfilePathMax];  // the peak profile's, "" for none
 uint32_t g_exit_format = HS_PROF_FORMAT_TEXT;
 
 // Builds the whole current profile in `out` (no lock held while formatting).
@@ -95,6 +97,13 @@ bool dump_to_writer(int format, hs_prof_write_fn sink, void* arg) {
   return true;
 }
 
+bool dump_peak_to_path(const char* path, int format) {
+  if (path == nullptr || t_suppress != 0 || t_lock_held != 0) return false;
+  OsBuffer out;
+  if (!peak_render(format, out)) return false;
+  return write_to_path(path, out);
+}
+
 bool exit_dump_path_fits(const char* path) {
   return path == nullptr || strlen(path) < sizeof g_exit_path;
 }
@@ -107,19 +116,37 @@ void set_exit_dump(const Settings& s) {
       memcpy(g_exit_path, s.exit_path, strlen(s.exit_path) + 1);
     }
   }
+  if (s.peak_path_given) {
+    if (s.peak_path == nullptr || !exit_dump_path_fits(s.peak_path)) {
+      g_peak_exit_path[0] = '\0';
+    } else {
+      memcpy(g_peak_exit_path, s.peak_path, strlen(s.peak_path) + 1);
+    }
+  }
   if (s.exit_format_given) g_exit_format = s.exit_format;
 }
 
 // Runs at normal exit (or unload): a profile of what is still allocated, even if the profiler
 // never ran (an empty profile), whenever HEAPSCOPE_PROF_DUMP_AT_EXIT or the config asked.
 __attribute__((destructor)) static void dump_at_exit() {
-  if (g_exit_path[0] == '\0' || t_suppress != 0 || t_lock_held != 0) return;
-  OsBuffer out;
-  if (!render(static_cast<int>(g_exit_format), out)) {
-    notice("could not build the heap profile at exit (out of memory)");
-    return;
+  if (t_suppress != 0 || t_lock_held != 0) return;
+  int format = static_cast<int>(g_exit_format);
+  if (g_exit_path[0] != '\0') {
+    OsBuffer out;
+    if (render(format, out)) {
+      write_profile_file(g_exit_path, out, "heap profile at exit");
+    } else {
+      notice("could not build the heap profile at exit (out of memory)");
+    }
   }
-  write_profile_file(g_exit_path, out, "heap profile at exit");
+  if (g_peak_exit_path[0] != '\0') {
+    OsBuffer out;
+    if (peak_render(format, out)) {
+      write_profile_file(g_peak_exit_path, out, "peak heap profile");
+    } else {
+      notice("no peak heap profile to write (the profiler did not run or sample)");
+    }
+  }
 }
 
 }  // namespace heapscope::prof
@@ -141,6 +168,9 @@ HS_API bool hs_prof_dump_proto_writer(hs_prof_write_fn write, void* arg) {
 HS_API bool hs_prof_dump_format(const char* path, int format) { return dump_to_path(path, format); }
 HS_API bool hs_prof_dump_format_writer(int format, hs_prof_write_fn write, void* arg) {
   return dump_to_writer(format, write, arg);
+}
+HS_API bool hs_prof_dump_peak(const char* path, int format) {
+  return dump_peak_to_path(path, format);
 }
 
 }  // extern "C"

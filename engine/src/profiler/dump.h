@@ -13,6 +13,8 @@ namespace heapscope::prof {
 
 // dump_to_path(path, format) is declared in prof_internal.h (the pprof profiler uses it).
 bool dump_to_writer(int format, hs_prof_write_fn sink, void* arg);
+// The peak profile (peak.h) to a path, as hs_prof_dump_format writes the current one.
+bool dump_peak_to_path(const char* path, int format);
 
 // Formats `profile` in `format` into `out`; false for an unknown format or without memory.
 bool render_profile(const ProfileData& profile, int format, OsBuffer& out);

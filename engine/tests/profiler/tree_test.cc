@@ -201,6 +201,24 @@ TEST(ProfTree, ThreeProcessTreeEachProfileHasOnlyItsOwnFunction) {
   }
 }
 
+// 64 MiB built and freed by peak_build, then 8 MiB held by peak_after to exit: the peak
+// profile sees the first, the exit profile the second.
+TEST(ProfTree, PeakProfileHoldsTheHighWaterMarkAndTheExitProfileWhatIsLeft) {
+  TempDir dir;
+  ASSERT_EQ(run_tree(dir, "heap.pb.gz", kChild + " peak", "HEAPSCOPE_PROF_DUMP_PEAK_AT_EXIT=peak.pb.gz"),
+            0);
+  ASSERT_EQ(files_in(dir.path()), (std::vector<std::string>{"heap.pb.gz", "peak.pb.gz"}))
+      << read_file(dir.file("stderr"));
+  Attribution peak = attribute(dir.file("peak.pb.gz"));
+  Attribution exit = attribute(dir.file("heap.pb.gz"));
+  // A copy is taken every 10% of growth: the kept one holds at least 64 / 1.1 MiB.
+  EXPECT_GT(peak["peak_build"], 64 / 1.1 * 0.85);
+  EXPECT_LT(peak["peak_build"], 64 * 1.15);
+  EXPECT_LT(peak["peak_after"], 1.0);
+  expect_mib(exit, "peak_after", 8);
+  EXPECT_EQ(exit.count("peak_build"), 0u);
+}
+
 TEST(ProfTree, PidAndProgramNameEscapes) {
   TempDir dir;
   ASSERT_EQ(run_tree(dir, "%e.%p.pb.gz", kChild + " fork"), 0);

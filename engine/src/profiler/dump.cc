@@ -23,8 +23,9 @@ char g_exit_path[kProfilePathMax];
 char g_peak_exit_path[kProfilePathMax];  // the peak profile's, "" for none
 uint32_t g_exit_format = HS_PROF_FORMAT_TEXT;
 
-// Builds the whole current profile in `out` (no lock held while formatting).
-bool render(int format, OsBuffer& out) {
+}  // namespace
+
+bool render_current(int format, OsBuffer& out) {
 #if !HS_PROFILER
   (void)out;
   (void)format;
@@ -37,6 +38,8 @@ bool render(int format, OsBuffer& out) {
   return render_profile(profile, format, out);
 #endif
 }
+
+namespace {
 
 bool write_to_path(const char* path, const OsBuffer& data) {
   int fd = os::open_for_write(path);
@@ -81,14 +84,14 @@ bool write_profile_file(const char* pattern, const OsBuffer& data, const char* w
 bool dump_to_path(const char* path, int format) {
   if (path == nullptr || t_suppress != 0 || t_lock_held != 0) return false;
   OsBuffer out;
-  if (!render(format, out)) return false;  // nothing is created for a profile never built
+  if (!render_current(format, out)) return false;  // nothing is created for a profile never built
   return write_to_path(path, out);
 }
 
 bool dump_to_writer(int format, hs_prof_write_fn sink, void* arg) {
   if (sink == nullptr || t_suppress != 0 || t_lock_held != 0) return false;
   OsBuffer out;
-  if (!render(format, out)) return false;
+  if (!render_current(format, out)) return false;
   constexpr size_t kPiece = 64 * 1024;
   for (size_t offset = 0; offset < out.size(); offset += kPiece) {
     size_t len = out.size() - offset < kPiece ? out.size() - offset : kPiece;
@@ -133,7 +136,7 @@ __attribute__((destructor)) static void dump_at_exit() {
   int format = static_cast<int>(g_exit_format);
   if (g_exit_path[0] != '\0') {
     OsBuffer out;
-    if (render(format, out)) {
+    if (render_current(format, out)) {
       write_profile_file(g_exit_path, out, "heap profile at exit");
     } else {
       notice("could not build the heap profile at exit (out of memory)");

@@ -16,6 +16,8 @@ bool dump_to_writer(int format, hs_prof_write_fn sink, void* arg);
 // The peak profile (peak.h) to a path, as hs_prof_dump_format writes the current one.
 bool dump_peak_to_path(const char* path, int format);
 
+// Builds the whole current profile in `out` (no lock held while formatting).
+bool render_current(int format, OsBuffer& out);
 // Formats `profile` in `format` into `out`; false for an unknown format or without memory.
 bool render_profile(const ProfileData& profile, int format, OsBuffer& out);
 // Writes `data` to a new file named by the per-process pattern (profile_path.h); says on

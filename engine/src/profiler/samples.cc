@@ -2,6 +2,7 @@
 // tracked in the table and marked in its page (a bitmap bit, or the page flag alone for a
 // page of one block), so a free into a flagged page finds it; in-place resizes update it and
 // a destroyed heap drops its records at once.
+#include "profiler/interval_dumps.h"
 #include "profiler/peak.h"
 #include "profiler/prof_internal.h"
 
@@ -125,8 +126,8 @@ HS_TEXT HS_NOINLINE static bool record_sample_locked_part(Heap* heap, void* p, s
   return peak_due(g_session.live_bytes_estimate);
 }
 
-// After the lock is gone (a copy takes it, a snapshot writes files): the peak copy and the
-// pprof profiler's automatic snapshots.
+// After the lock is gone (a copy takes it, a snapshot writes files): the peak copy, the pprof
+// profiler's automatic snapshots and the numbered profiles over time.
 HS_TEXT HS_NOINLINE void record_sample(Heap* heap, void* p, size_t size) {
   if (heap->prof_owner != nullptr) {
     user_sample(heap->prof_owner, heap, p, size, heap->prof_interval);
@@ -135,6 +136,7 @@ HS_TEXT HS_NOINLINE void record_sample(Heap* heap, void* p, size_t size) {
   heap->prof_last_sample = p;  // an aligned allocation then records its requested size
   if (record_sample_locked_part(heap, p, size)) peak_take();
   pprof_auto_snapshot_check();
+  interval_dumps_check();
 }
 
 namespace prof {

@@ -3,6 +3,7 @@
 #include "platform/platform.h"
 #include "profiler/config.h"
 #include "profiler/dump.h"
+#include "profiler/interval_dumps.h"
 #include "profiler/peak.h"
 #include "profiler/prof_internal.h"
 
@@ -69,9 +70,11 @@ namespace heapscope {
 using namespace prof;
 
 void prof_process_init() {
-  set_exit_dump(settings_from_environment());
+  Settings environment = settings_from_environment();
+  set_exit_dump(environment);
+  interval_dumps_configure(environment);
   if (environment_requests_profiling()) {
-    if (!start_session(settings_from_environment())) {
+    if (!start_session(environment)) {
       warning("heapscope: HEAPSCOPE_PROF=1 but the profiler could not start");
     }
   }

@@ -16,9 +16,9 @@ namespace {
 constexpr uint64_t kDefaultMaxFiles = 100;
 
 struct IntervalDumps {
-  char prefix[kProfilePathMax];
-  uint64_t alloc_interval, inuse_interval, time_interval_secs, max_files;
-  uint32_t format;
+  char prefix[kProfilePathMax] = {};
+  uint64_t alloc_interval = 0, inuse_interval = 0, time_interval_secs = 0, max_files = 0;
+  uint32_t format = 0;
   std::atomic<bool> on{false};
   std::atomic<uint32_t> busy{0};  // one thread checks (and writes) at a time
   // Guarded by busy:
@@ -27,12 +27,13 @@ struct IntervalDumps {
   int64_t next_ms = 0;
   uint64_t written = 0;
 };
-IntervalDumps g_dumps;
+// Configured inside the first malloc, before any constructor of this library runs: it must be
+// constant-initialized, never re-initialized afterwards.
+constinit IntervalDumps g_dumps;
 
 bool write_next() {
   if (g_dumps.written == g_dumps.max_files) {
-    notice("HEAPSCOPE_PROF_DUMP_MAX_FILES reached: no more profiles under ",
-           g_dumps.prefix);
+    notice("HEAPSCOPE_PROF_DUMP_MAX_FILES reached: no more profiles under ", g_dumps.prefix);
     g_dumps.written++;  // said once
     return false;
   }
@@ -66,8 +67,9 @@ void interval_dumps_configure(const Settings& s) {
   g_dumps.format = s.exit_format;
   if (g_dumps.alloc_interval == 0 && g_dumps.inuse_interval == 0 &&
       g_dumps.time_interval_secs == 0) {
-    notice("HEAPSCOPE_PROF_DUMP_PREFIX without a HEAPSCOPE_PROF_DUMP_*_INTERVAL: no interval "
-           "profiles");
+    notice(
+        "HEAPSCOPE_PROF_DUMP_PREFIX without a HEAPSCOPE_PROF_DUMP_*_INTERVAL: no interval "
+        "profiles");
     return;
   }
   g_dumps.next_alloc = static_cast<double>(g_dumps.alloc_interval);

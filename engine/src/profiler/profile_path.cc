@@ -50,8 +50,9 @@ bool expand_profile_path(const char* pattern, char* out, bool* has_pid) {
       ok = append(out, &len, "%", 1);
       ++s;
     } else {
-      if (!warned) notice("unknown % escape in the profile path \"", pattern,
-                          "\" (known: %p pid, %e program name, %%); kept as written");
+      if (!warned)
+        notice("unknown % escape in the profile path \"", pattern,
+               "\" (known: %p pid, %e program name, %%); kept as written");
       warned = true;
       ok = append(out, &len, s, 1);
     }

@@ -29,8 +29,11 @@ __attribute__((noinline)) void hold(size_t mib) {
   asm volatile("" ::: "memory");
 }
 
-#define NAMED_HOLDER(name) \
-  __attribute__((noinline)) void name(size_t mib) { hold(mib); asm volatile("" ::: "memory"); }
+#define NAMED_HOLDER(name)                          \
+  __attribute__((noinline)) void name(size_t mib) { \
+    hold(mib);                                      \
+    asm volatile("" ::: "memory");                  \
+  }
 NAMED_HOLDER(wrapped_main)
 NAMED_HOLDER(shell_first)
 NAMED_HOLDER(shell_second)
@@ -70,8 +73,10 @@ int leaf(const char* name, size_t mib) {
     const char* name;
     void (*fn)(size_t);
   };
-  const Named table[] = {{"wrapped_main", wrapped_main}, {"shell_first", shell_first},
-                         {"shell_second", shell_second}, {"tree_leaf", tree_leaf}};
+  const Named table[] = {{"wrapped_main", wrapped_main},
+                         {"shell_first", shell_first},
+                         {"shell_second", shell_second},
+                         {"tree_leaf", tree_leaf}};
   for (const Named& n : table) {
     if (strcmp(n.name, name) == 0) {
       n.fn(mib);

@@ -28,9 +28,10 @@ const std::string kLibrary = HS_PRELOAD_LIBRARY;
 const std::string kChild = HS_TREE_CHILD;
 constexpr double kMiB = 1024.0 * 1024.0;
 
-const char* const kFunctions[] = {
-    "wrapped_main", "shell_first", "shell_second", "fork_parent_before", "fork_child_only",
-    "fork_parent_after", "tree_root", "tree_middle", "tree_leaf", "peak_build", "peak_after"};
+const char* const kFunctions[] = {"wrapped_main",       "shell_first",     "shell_second",
+                                  "fork_parent_before", "fork_child_only", "fork_parent_after",
+                                  "tree_root",          "tree_middle",     "tree_leaf",
+                                  "peak_build",         "peak_after"};
 
 // MiB of inuse_space per named function (the innermost frame that is one of kFunctions).
 using Attribution = std::map<std::string, double>;
@@ -68,8 +69,7 @@ Attribution attribute(const std::string& path, const char* sample_type = "inuse_
 }
 
 // The number between `prefix` and `suffix` in `name`, or 0 when `name` is not of that shape.
-long number_between(const std::string& name, const std::string& prefix,
-                    const std::string& suffix) {
+long number_between(const std::string& name, const std::string& prefix, const std::string& suffix) {
   if (name.size() <= prefix.size() + suffix.size() || name.rfind(prefix, 0) != 0 ||
       name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0) {
     return 0;
@@ -96,10 +96,11 @@ std::vector<std::string> files_in(const std::string& dir) {
 // starts and the given HEAPSCOPE_* settings; stderr goes to <dir>/stderr. Returns the status.
 int run_tree(const TempDir& dir, const std::string& exit_path, const std::string& command,
              const std::string& more_env = "") {
-  std::string line = "cd '" + dir.path() + "' && env -i PATH=\"$PATH\" HEAPSCOPE_PROF=1 " +
-                     "HEAPSCOPE_PROF_SAMPLE_INTERVAL=65536 HEAPSCOPE_PROF_DUMP_FORMAT=proto-symbolized " +
-                     "HEAPSCOPE_PROF_DUMP_AT_EXIT='" + exit_path + "' " + more_env + " LD_PRELOAD='" +
-                     kLibrary + "' " + command + " 2>'" + dir.file("stderr") + "'";
+  std::string line =
+      "cd '" + dir.path() + "' && env -i PATH=\"$PATH\" HEAPSCOPE_PROF=1 " +
+      "HEAPSCOPE_PROF_SAMPLE_INTERVAL=65536 HEAPSCOPE_PROF_DUMP_FORMAT=proto-symbolized " +
+      "HEAPSCOPE_PROF_DUMP_AT_EXIT='" + exit_path + "' " + more_env + " LD_PRELOAD='" + kLibrary +
+      "' " + command + " 2>'" + dir.file("stderr") + "'";
   return std::system(line.c_str());
 }
 
@@ -205,8 +206,9 @@ TEST(ProfTree, ThreeProcessTreeEachProfileHasOnlyItsOwnFunction) {
 // profile sees the first, the exit profile the second.
 TEST(ProfTree, PeakProfileHoldsTheHighWaterMarkAndTheExitProfileWhatIsLeft) {
   TempDir dir;
-  ASSERT_EQ(run_tree(dir, "heap.pb.gz", kChild + " peak", "HEAPSCOPE_PROF_DUMP_PEAK_AT_EXIT=peak.pb.gz"),
-            0);
+  ASSERT_EQ(
+      run_tree(dir, "heap.pb.gz", kChild + " peak", "HEAPSCOPE_PROF_DUMP_PEAK_AT_EXIT=peak.pb.gz"),
+      0);
   ASSERT_EQ(files_in(dir.path()), (std::vector<std::string>{"heap.pb.gz", "peak.pb.gz"}))
       << read_file(dir.file("stderr"));
   Attribution peak = attribute(dir.file("peak.pb.gz"));
@@ -217,6 +219,23 @@ TEST(ProfTree, PeakProfileHoldsTheHighWaterMarkAndTheExitProfileWhatIsLeft) {
   EXPECT_LT(peak["peak_after"], 1.0);
   expect_mib(exit, "peak_after", 8);
   EXPECT_EQ(exit.count("peak_build"), 0u);
+}
+
+// 12 MiB held with a profile every 2 MiB of in-use growth: numbered files, each later one
+// holding more of wrapped_main, bounded by HEAPSCOPE_PROF_DUMP_MAX_FILES.
+TEST(ProfTree, NumberedProfilesOverInUseGrowthAreBounded) {
+  TempDir dir;
+  ASSERT_EQ(run_tree(dir, "", kChild + " leaf wrapped_main 12",
+                     "HEAPSCOPE_PROF_DUMP_PREFIX=srv HEAPSCOPE_PROF_DUMP_INUSE_INTERVAL=2097152 "
+                     "HEAPSCOPE_PROF_DUMP_MAX_FILES=3"),
+            0);
+  EXPECT_EQ(files_in(dir.path()),
+            (std::vector<std::string>{"srv.0001.pb.gz", "srv.0002.pb.gz", "srv.0003.pb.gz"}));
+  std::string err = read_file(dir.file("stderr"));
+  EXPECT_NE(err.find("HEAPSCOPE_PROF_DUMP_MAX_FILES reached"), std::string::npos) << err;
+  double first = attribute(dir.file("srv.0001.pb.gz"))["wrapped_main"];
+  double third = attribute(dir.file("srv.0003.pb.gz"))["wrapped_main"];
+  EXPECT_GT(third, first + 3.0);
 }
 
 TEST(ProfTree, PidAndProgramNameEscapes) {

@@ -147,7 +147,7 @@ __attribute__((destructor)) static void dump_at_exit() {
     if (peak_render(format, out)) {
       write_profile_file(g_peak_exit_path, out, "peak heap profile");
     } else {
-      notice("no peak heap profile to write (the profiler did not run or sample)");
+      notice("no peak heap profile at exit: nothing was sampled");
     }
   }
 }

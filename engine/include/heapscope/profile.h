@@ -158,6 +158,11 @@ HS_NODISCARD HS_API bool hs_prof_dump_proto_writer(hs_prof_write_fn write, void*
 // Any format (hs_prof_format_t).
 HS_NODISCARD HS_API bool hs_prof_dump_format(const char* path, int format);
 HS_NODISCARD HS_API bool hs_prof_dump_format_writer(int format, hs_prof_write_fn write, void* arg);
+// The peak profile: the sampled live set as it was when the estimated live bytes last reached
+// a new high-water mark (copied again whenever they grow 10% past the last copy, so it is
+// within 10% of the true peak). Kept across hs_prof_stop, replaced by the next session. False
+// when there is none (nothing sampled yet) or it could not be written.
+HS_NODISCARD HS_API bool hs_prof_dump_peak(const char* path, int format);
 
 HS_NODISCARD HS_API bool hs_prof_stats_get(hs_prof_stats_t* stats);
 

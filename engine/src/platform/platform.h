@@ -44,6 +44,9 @@ uint64_t random_u64();
 // open_for_write creates or truncates (mode 0644); both are close-on-exec.
 int open_for_write(const char* path);
 int open_for_read(const char* path);
+// Creates `path` only if it does not exist yet (mode 0644, close-on-exec): -1 on failure, with
+// *exists set when the failure was that the file is already there.
+int open_exclusive(const char* path, bool* exists);
 // Reads up to `len` bytes: the count read, 0 at end of file, -1 on error (EINTR retried).
 long read_some(int fd, void* data, size_t len);
 // Writes all of `len` bytes to `fd`, retrying on EINTR; false on the first error (callers
@@ -55,6 +58,11 @@ bool close_fd(int fd);
 int duplicate_fd(int fd);
 // Looks `name` up in the process environment without allocating; nullptr when absent.
 const char* get_env(const char* name);
+// This process's id (a forked child sees its own).
+long process_id();
+// The real path of the running executable, NUL-terminated, into `out`; its length, or 0 when
+// unknown or longer than `capacity` - 1.
+size_t executable_path(char* out, size_t capacity);
 // Resident set size of this process in bytes (from /proc), or 0 when unknown.
 size_t resident_bytes();
 // The end (one past the last byte) of the memory mapping that holds `address`, or 0 when

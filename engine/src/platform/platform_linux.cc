@@ -105,6 +105,22 @@ int open_for_write(const char* path) {
 
 int open_for_read(const char* path) { return open(path, O_RDONLY | O_CLOEXEC); }
 
+int open_exclusive(const char* path, bool* exists) {
+  int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  *exists = fd < 0 && errno == EEXIST;
+  return fd;
+}
+
+long process_id() { return static_cast<long>(getpid()); }
+
+size_t executable_path(char* out, size_t capacity) {
+  if (capacity == 0) return 0;
+  ssize_t n = readlink("/proc/self/exe", out, capacity - 1);
+  if (n <= 0 || static_cast<size_t>(n) >= capacity - 1) return 0;  // possibly truncated
+  out[n] = '\0';
+  return static_cast<size_t>(n);
+}
+
 long read_some(int fd, void* data, size_t len) {
   for (;;) {
     ssize_t n = ::read(fd, data, len);

@@ -3,21 +3,37 @@
 // The environment is parsed without allocating (start-up runs inside the first malloc).
 #include "profiler/config.h"
 
+#include <atomic>
+
 #include "core/common.h"
 #include "platform/platform.h"
+#include "profiler/notice.h"
 
 namespace heapscope::prof {
 
 namespace {
 
-// Decimal digits only (bytes, no suffixes); false if absent or malformed (with a warning).
+// True the first time a variable is complained about: the environment is read at start-up and
+// again by every start, and a bad value deserves one line, not one per start.
+bool first_complaint(const char* variable) {
+  static std::atomic<const char*> complained[16];
+  for (auto& slot : complained) {
+    const char* seen = slot.load(std::memory_order_relaxed);
+    if (seen == variable) return false;
+    if (seen == nullptr && slot.compare_exchange_strong(seen, variable)) return true;
+    if (seen == variable) return false;
+  }
+  return false;
+}
+
+// Decimal digits only (bytes, no suffixes); false if absent or malformed (said once on stderr).
 bool env_u64(const char* name, uint64_t* out) {
   const char* text = os::get_env(name);
   if (text == nullptr || *text == '\0') return false;
   uint64_t value = 0;
   for (const char* s = text; *s != '\0'; ++s) {
     if (*s < '0' || *s > '9' || value > (UINT64_MAX - 9) / 10) {
-      warning("heapscope: ignoring a malformed HEAPSCOPE_PROF_* value (decimal expected)");
+      if (first_complaint(name)) notice(name, "=", text, " is not a decimal number; ignored");
       return false;
     }
     value = value * 10 + static_cast<uint64_t>(*s - '0');
@@ -55,7 +71,9 @@ bool env_format(const char* name, uint64_t* out) {
              equals_ignoring_case(text, "symbolized")) {
     *out = HS_PROF_FORMAT_PROTO_SYMBOLIZED;
   } else {
-    warning("heapscope: HEAPSCOPE_PROF_DUMP_FORMAT must be text, proto or proto-symbolized");
+    if (first_complaint(name)) {
+      notice(name, "=", text, " is not text, proto or proto-symbolized; ignored");
+    }
     return false;
   }
   return true;
@@ -122,6 +140,32 @@ constexpr Option kOptions[] = {
        s.exit_path_given = true;
        s.exit_path = v.text;
      }},
+    // Environment only (no config field): the peak profile at exit.
+    {0, "HEAPSCOPE_PROF_DUMP_PEAK_AT_EXIT", Parse::kPath,
+     [](const hs_prof_config_t&, Settings&) { return true; },
+     [](const EnvValue& v, Settings& s) {
+       s.peak_path_given = true;
+       s.peak_path = v.text;
+     }},
+    // Environment only: numbered profiles over time.
+    {0, "HEAPSCOPE_PROF_DUMP_PREFIX", Parse::kPath,
+     [](const hs_prof_config_t&, Settings&) { return true; },
+     [](const EnvValue& v, Settings& s) { s.prefix = v.text; }},
+    {0, "HEAPSCOPE_PROF_DUMP_ALLOC_INTERVAL", Parse::kNumber,
+     [](const hs_prof_config_t&, Settings&) { return true; },
+     [](const EnvValue& v, Settings& s) { s.dump_alloc_interval = v.number; }},
+    {0, "HEAPSCOPE_PROF_DUMP_INUSE_INTERVAL", Parse::kNumber,
+     [](const hs_prof_config_t&, Settings&) { return true; },
+     [](const EnvValue& v, Settings& s) { s.dump_inuse_interval = v.number; }},
+    {0, "HEAPSCOPE_PROF_DUMP_TIME_INTERVAL", Parse::kNumber,
+     [](const hs_prof_config_t&, Settings&) { return true; },
+     [](const EnvValue& v, Settings& s) { s.dump_time_interval = v.number; }},
+    {0, "HEAPSCOPE_PROF_DUMP_MAX_FILES", Parse::kNumber,
+     [](const hs_prof_config_t&, Settings&) { return true; },
+     [](const EnvValue& v, Settings& s) {
+       s.dump_max_files_given = true;
+       s.dump_max_files = v.number;
+     }},
     {HS_PROF_FIELD_DUMP_FORMAT, "HEAPSCOPE_PROF_DUMP_FORMAT", Parse::kFormat,
      [](const hs_prof_config_t& c, Settings& s) {
        s.exit_format_given = true;
@@ -184,6 +228,7 @@ Settings settings_for_start(uint64_t interval) {
   Settings s = settings_from_environment();
   if (interval != 0) s.interval = interval;  // an explicit interval ignores the environment
   s.exit_path_given = false;                 // the exit dump settings were read at start-up
+  s.peak_path_given = false;
   s.exit_format_given = false;
   return s;
 }

@@ -17,6 +17,12 @@ struct Settings {
   uint32_t depth = HS_PROF_DEFAULT_STACK_DEPTH;
   bool exit_path_given = false;
   const char* exit_path = nullptr;
+  bool peak_path_given = false;
+  const char* peak_path = nullptr;  // the peak profile at exit
+  const char* prefix = nullptr;     // numbered profiles over time (interval_dumps.h)
+  uint64_t dump_alloc_interval = 0, dump_inuse_interval = 0, dump_time_interval = 0;
+  bool dump_max_files_given = false;
+  uint64_t dump_max_files = 0;
   bool exit_format_given = false;
   uint32_t exit_format = HS_PROF_FORMAT_TEXT;
 };

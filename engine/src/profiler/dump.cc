@@ -1,24 +1,31 @@
 // Dumps: the profile copied under the lock, formatted without it into raw pages, then written
-// to a file or handed to the caller's writer in pieces. Also the dump at exit.
+// to a file or handed to the caller's writer in pieces. Also the dump at exit, whose path is
+// a per-process pattern (profile_path.h).
 #include "profiler/dump.h"
 
 #include <string.h>
 
 #include "platform/platform.h"
+#include "profiler/notice.h"
+#include "profiler/peak.h"
 #include "profiler/prof_internal.h"
 #include "profiler/profile_copy.h"
+#include "profiler/profile_path.h"
 #include "profiler/profile_writer.h"
 
 namespace heapscope::prof {
 
 namespace {
 
-// The exit dump's target ("" for none), set at start-up from the environment or by a start.
-char g_exit_path[4096];
+// The exit dump's path pattern ("" for none), set at start-up from the environment or by a
+// start; expanded when the dump is written, so a forked child names its own file.
+char g_exit_path[kProfilePathMax];
+char g_peak_exit_path[kProfilePathMax];  // the peak profile's, "" for none
 uint32_t g_exit_format = HS_PROF_FORMAT_TEXT;
 
-// Builds the whole profile in `out` (no lock held while formatting).
-bool render(int format, OsBuffer& out) {
+}  // namespace
+
+bool render_current(int format, OsBuffer& out) {
 #if !HS_PROFILER
   (void)out;
   (void)format;
@@ -28,16 +35,11 @@ bool render(int format, OsBuffer& out) {
   ProfileCopy copy;
   ProfileData profile;
   if (!take_copy(copy, profile)) return false;
-  if (format == HS_PROF_FORMAT_TEXT) return write_text_profile(profile, out) && !out.failed();
-  ProtoOptions options;
-  options.symbolize = format == HS_PROF_FORMAT_PROTO_SYMBOLIZED;
-  // The demangler allocates: never sample (or dead-lock on) what the dump itself allocates.
-  t_suppress++;
-  bool ok = write_proto_profile(profile, options, out) && !out.failed();
-  t_suppress--;
-  return ok;
+  return render_profile(profile, format, out);
 #endif
 }
+
+namespace {
 
 bool write_to_path(const char* path, const OsBuffer& data) {
   int fd = os::open_for_write(path);
@@ -48,23 +50,61 @@ bool write_to_path(const char* path, const OsBuffer& data) {
 
 }  // namespace
 
+bool render_profile(const ProfileData& profile, int format, OsBuffer& out) {
+  if (format < HS_PROF_FORMAT_TEXT || format > HS_PROF_FORMAT_PROTO_SYMBOLIZED) return false;
+  if (format == HS_PROF_FORMAT_TEXT) return write_text_profile(profile, out) && !out.failed();
+  ProtoOptions options;
+  options.symbolize = format == HS_PROF_FORMAT_PROTO_SYMBOLIZED;
+  // The demangler allocates: never sample (or dead-lock on) what the dump itself allocates.
+  t_suppress++;
+  bool ok = write_proto_profile(profile, options, out) && !out.failed();
+  t_suppress--;
+  return ok;
+}
+
+bool write_profile_file(const char* pattern, const OsBuffer& data, const char* what) {
+  char expanded[kProfilePathMax];
+  bool has_pid = false;
+  if (!expand_profile_path(pattern, expanded, &has_pid)) {
+    notice("could not write the ", what, ": the path is too long: ", pattern);
+    return false;
+  }
+  char chosen[kProfilePathMax];
+  int fd = open_profile_file(expanded, has_pid, chosen);
+  bool ok = fd >= 0 && os::write_all(fd, data.data(), data.size());
+  if (fd >= 0) ok = os::close_fd(fd) && ok;
+  if (!ok) {
+    notice("could not write the ", what, " to ", chosen);
+    return false;
+  }
+  verbose_notice(what, " written to ", chosen);
+  return true;
+}
+
 bool dump_to_path(const char* path, int format) {
   if (path == nullptr || t_suppress != 0 || t_lock_held != 0) return false;
   OsBuffer out;
-  if (!render(format, out)) return false;  // nothing is created for a profile never built
+  if (!render_current(format, out)) return false;  // nothing is created for a profile never built
   return write_to_path(path, out);
 }
 
 bool dump_to_writer(int format, hs_prof_write_fn sink, void* arg) {
   if (sink == nullptr || t_suppress != 0 || t_lock_held != 0) return false;
   OsBuffer out;
-  if (!render(format, out)) return false;
+  if (!render_current(format, out)) return false;
   constexpr size_t kPiece = 64 * 1024;
   for (size_t offset = 0; offset < out.size(); offset += kPiece) {
     size_t len = out.size() - offset < kPiece ? out.size() - offset : kPiece;
     if (!sink(arg, out.data() + offset, len)) return false;
   }
   return true;
+}
+
+bool dump_peak_to_path(const char* path, int format) {
+  if (path == nullptr || t_suppress != 0 || t_lock_held != 0) return false;
+  OsBuffer out;
+  if (!peak_render(format, out)) return false;
+  return write_to_path(path, out);
 }
 
 bool exit_dump_path_fits(const char* path) {
@@ -79,15 +119,36 @@ void set_exit_dump(const Settings& s) {
       memcpy(g_exit_path, s.exit_path, strlen(s.exit_path) + 1);
     }
   }
+  if (s.peak_path_given) {
+    if (s.peak_path == nullptr || !exit_dump_path_fits(s.peak_path)) {
+      g_peak_exit_path[0] = '\0';
+    } else {
+      memcpy(g_peak_exit_path, s.peak_path, strlen(s.peak_path) + 1);
+    }
+  }
   if (s.exit_format_given) g_exit_format = s.exit_format;
 }
 
 // Runs at normal exit (or unload): a profile of what is still allocated, even if the profiler
 // never ran (an empty profile), whenever HEAPSCOPE_PROF_DUMP_AT_EXIT or the config asked.
 __attribute__((destructor)) static void dump_at_exit() {
-  if (g_exit_path[0] == '\0') return;
-  if (!dump_to_path(g_exit_path, static_cast<int>(g_exit_format))) {
-    warning("heapscope: could not write the profile at exit");
+  if (t_suppress != 0 || t_lock_held != 0) return;
+  int format = static_cast<int>(g_exit_format);
+  if (g_exit_path[0] != '\0') {
+    OsBuffer out;
+    if (render_current(format, out)) {
+      write_profile_file(g_exit_path, out, "heap profile at exit");
+    } else {
+      notice("could not build the heap profile at exit (out of memory)");
+    }
+  }
+  if (g_peak_exit_path[0] != '\0') {
+    OsBuffer out;
+    if (peak_render(format, out)) {
+      write_profile_file(g_peak_exit_path, out, "peak heap profile");
+    } else {
+      notice("no peak heap profile at exit: nothing was sampled");
+    }
   }
 }
 
@@ -110,6 +171,9 @@ HS_API bool hs_prof_dump_proto_writer(hs_prof_write_fn write, void* arg) {
 HS_API bool hs_prof_dump_format(const char* path, int format) { return dump_to_path(path, format); }
 HS_API bool hs_prof_dump_format_writer(int format, hs_prof_write_fn write, void* arg) {
   return dump_to_writer(format, write, arg);
+}
+HS_API bool hs_prof_dump_peak(const char* path, int format) {
+  return dump_peak_to_path(path, format);
 }
 
 }  // extern "C"

@@ -2,6 +2,8 @@
 // tracked in the table and marked in its page (a bitmap bit, or the page flag alone for a
 // page of one block), so a free into a flagged page finds it; in-place resizes update it and
 // a destroyed heap drops its records at once.
+#include "profiler/interval_dumps.h"
+#include "profiler/peak.h"
 #include "profiler/prof_internal.h"
 
 namespace heapscope {
@@ -72,17 +74,18 @@ void untrack_record(Record* record) {
 
 }  // namespace prof
 
-// Records a built-in sample. Runs on the allocating thread, right after the allocation.
-HS_TEXT HS_NOINLINE static void record_sample_locked_part(Heap* heap, void* p, size_t size) {
+// Records a built-in sample. Runs on the allocating thread, right after the allocation. True
+// when the live set reached a new peak worth a copy.
+HS_TEXT HS_NOINLINE static bool record_sample_locked_part(Heap* heap, void* p, size_t size) {
   uintptr_t pcs[HS_PROF_MAX_STACK_DEPTH];
   uint32_t max_depth = __atomic_load_n(&g_session.max_stack_depth, __ATOMIC_RELAXED);
   uint32_t depth =
       capture_stack(pcs, max_depth < HS_PROF_MAX_STACK_DEPTH ? max_depth : HS_PROF_MAX_STACK_DEPTH);
   LockGuard lock;
-  if (!g_session.enabled.load(std::memory_order_relaxed)) return;  // stopped meanwhile
+  if (!g_session.enabled.load(std::memory_order_relaxed)) return false;  // stopped meanwhile
   if (depth == 0) {
     g_session.dropped_empty_stack++;
-    return;
+    return false;
   }
   auto* record = static_cast<Record*>(g_memory.allocate(sizeof(Record)));
   StackEntry* stack = record != nullptr ? intern_stack(pcs, depth) : nullptr;
@@ -97,7 +100,7 @@ HS_TEXT HS_NOINLINE static void record_sample_locked_part(Heap* heap, void* p, s
     if (record != nullptr) g_memory.release(record, sizeof(Record));
     if (stack != nullptr) stack_release(stack);
     g_session.dropped_no_memory++;
-    return;
+    return false;
   }
   double weight = record->weight;
   double weighted_bytes = weight * static_cast<double>(size);
@@ -120,17 +123,20 @@ HS_TEXT HS_NOINLINE static void record_sample_locked_part(Heap* heap, void* p, s
     g_session.accum_samples++;
     g_session.accum_bytes += size;
   }
+  return peak_due(g_session.live_bytes_estimate);
 }
 
-// After the lock is gone (a snapshot writes files): the pprof profiler's automatic snapshots.
+// After the lock is gone (a copy takes it, a snapshot writes files): the peak copy, the pprof
+// profiler's automatic snapshots and the numbered profiles over time.
 HS_TEXT HS_NOINLINE void record_sample(Heap* heap, void* p, size_t size) {
   if (heap->prof_owner != nullptr) {
     user_sample(heap->prof_owner, heap, p, size, heap->prof_interval);
     return;
   }
   heap->prof_last_sample = p;  // an aligned allocation then records its requested size
-  record_sample_locked_part(heap, p, size);
+  if (record_sample_locked_part(heap, p, size)) peak_take();
   pprof_auto_snapshot_check();
+  interval_dumps_check();
 }
 
 namespace prof {

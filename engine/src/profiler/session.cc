@@ -3,6 +3,8 @@
 #include "platform/platform.h"
 #include "profiler/config.h"
 #include "profiler/dump.h"
+#include "profiler/interval_dumps.h"
+#include "profiler/peak.h"
 #include "profiler/prof_internal.h"
 
 namespace heapscope::prof {
@@ -19,6 +21,8 @@ uint64_t draw_session_seed() {
 bool start_session(const Settings& s) {
   if (!HS_PROFILER || t_suppress != 0) return false;  // compiled out: never samples
   if (s.exit_path_given && !exit_dump_path_fits(s.exit_path)) return false;
+  if (g_session.enabled.load(std::memory_order_acquire)) return false;
+  peak_reset();  // a new session has a new peak
   {
     LockGuard lock;
     if (g_session.enabled.load(std::memory_order_relaxed)) return false;
@@ -66,9 +70,11 @@ namespace heapscope {
 using namespace prof;
 
 void prof_process_init() {
-  set_exit_dump(settings_from_environment());
+  Settings environment = settings_from_environment();
+  set_exit_dump(environment);
+  interval_dumps_configure(environment);
   if (environment_requests_profiling()) {
-    if (!start_session(settings_from_environment())) {
+    if (!start_session(environment)) {
       warning("heapscope: HEAPSCOPE_PROF=1 but the profiler could not start");
     }
   }
@@ -82,6 +88,7 @@ void prof_fork(int phase) {
   } else {
     // The child's only thread is the one that forked; sampling goes on in the child.
     g_lock.store(0, std::memory_order_relaxed);
+    peak_fork_child();
   }
 }
 

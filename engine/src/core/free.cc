@@ -95,15 +95,16 @@ void free_generic(Page* page, void* p) {
   // Acquire: a 0 read here means the segment's abandoned flag is visible (abandon_segments).
   uintptr_t owner_tid = page_owner_tid(page, std::memory_order_acquire);
   bool owner = owner_tid == os::thread_id();
-  // A page of an exited thread: take its segment over first, then free as its owner.
-  // Normal (not huge) pages live in their segment's header, so the segment is an align-down.
-  if (owner_tid == 0 && reclaim_segment_on_free(reinterpret_cast<Segment*>(
-                            reinterpret_cast<uintptr_t>(page) & ~kSegmentMask))) {
-    owner = true;
-  }
   if (page_flags(page) & kPageChecked) check_free(page, p, owner);
   Block* block = static_cast<Block*>(p);
   count_free(page->block_size);
+  // A page of an exited thread: freed in place. Normal (not huge) pages live in their
+  // segment's header, so the segment is an align-down.
+  if (owner_tid == 0 &&
+      free_into_abandoned(
+          reinterpret_cast<Segment*>(reinterpret_cast<uintptr_t>(page) & ~kSegmentMask), page, p)) {
+    return;
+  }
   if (!owner) {
     free_remote(page, block);
     return;

@@ -207,14 +207,13 @@ static void purge_over_dirty_max(ThreadData* td) {
   }
 }
 
-void span_free(ThreadData* td, Page* page, bool allow_release) {
-  Segment* segment = reinterpret_cast<Segment*>(reinterpret_cast<uintptr_t>(page) & ~kSegmentMask);
+// Gives a page's slices back to its segment's free set (their descriptors cleared); returns
+// the slices.
+static SliceMap span_clear(Segment* segment, Page* page) {
   size_t first = static_cast<size_t>(page - segment->pages);
   size_t count = page->slice_count;
   HS_ASSERT_INTERNAL(count >= 1 && first >= kHeaderSlices && first + count <= kSlicesPerSegment);
   prof_on_span_free(page);
-  Heap* heap = page->heap;
-  if (heap != nullptr && heap->kept_large == page) heap->kept_large = nullptr;
   for (size_t j = 0; j < count; ++j) {
     Page* slice = &segment->pages[first + j];
     slice->free = slice->local_free = nullptr;
@@ -233,8 +232,17 @@ void span_free(ThreadData* td, Page* page, bool allow_release) {
   }
   SliceMap bits = SliceMap::range(first, count);
   segment->free_slices |= bits;
-  segment->dirty_slices |= bits;
   g_counters.pages.fetch_sub(1, std::memory_order_relaxed);
+  return bits;
+}
+
+void span_free(ThreadData* td, Page* page, bool allow_release) {
+  Segment* segment = reinterpret_cast<Segment*>(reinterpret_cast<uintptr_t>(page) & ~kSegmentMask);
+  size_t count = page->slice_count;
+  Heap* heap = page->heap;
+  if (heap != nullptr && heap->kept_large == page) heap->kept_large = nullptr;
+  SliceMap bits = span_clear(segment, page);
+  segment->dirty_slices |= bits;
 
   // Slices freed while the segment already waits for a deadline are "young": that deadline
   // passes them over once, so every span stays resident for at least the delay.
@@ -253,6 +261,13 @@ void span_free(ThreadData* td, Page* page, bool allow_release) {
   if (allow_release && segment_is_empty(segment)) segment_release(td, segment);
   if (count >= kLargeSpanSlices) purge_over_dirty_max(td);
   purge_due(td, delay == 0);
+}
+
+// The slices stay resident (dirty) for a thread that reclaims the segment; the abandoned
+// segments' own purge deadline (thread.cc) bounds how long.
+void span_free_abandoned(Page* page) {
+  Segment* segment = reinterpret_cast<Segment*>(reinterpret_cast<uintptr_t>(page) & ~kSegmentMask);
+  segment->dirty_slices |= span_clear(segment, page);
 }
 
 void segment_release(ThreadData* td, Segment* segment) {
@@ -299,6 +314,9 @@ void purge_schedule(ThreadData* td) {
 }
 
 void purge_due(ThreadData* td, bool force) {
+  if (HS_UNLIKELY(g_abandoned_purge_at.load(std::memory_order_relaxed) != 0)) {
+    abandoned_purge_due(os::now_ms());
+  }
   if (!force && td->purge_deadline == 0) return;
   if (td->in_purge) return;
   int64_t now = os::now_ms();

@@ -51,6 +51,8 @@ Page* span_alloc(ThreadData* td, size_t slices);
 bool span_grow(ThreadData* td, Page* page, size_t slices);  // over free slices right after it
 // Returns the page's slices to its segment; an emptied segment is released when allowed.
 void span_free(ThreadData* td, Page* page, bool allow_release = true);
+// A span of an abandoned segment (the caller holds the abandoned-list lock): freed, dirty.
+void span_free_abandoned(Page* page);
 void segments_unmap_if_empty(ThreadData* td);
 void segment_detach(ThreadData* td, Segment* segment);
 void segment_attach(ThreadData* td, Segment* segment);

@@ -22,9 +22,6 @@ Page g_empty_page;
 constinit Heap g_empty_heap;
 __thread Heap* tls_heap __attribute__((tls_model("initial-exec"))) = &g_empty_heap;
 static __thread uint64_t t_creation_ordinal __attribute__((tls_model("initial-exec"))) = 0;
-// Set once this thread's heap is torn down: frees from later destructors must not build a new
-// heap that nothing would tear down again.
-static __thread bool t_heap_torn_down __attribute__((tls_model("initial-exec"))) = false;
 
 void set_thread_creation_ordinal(uint64_t ordinal) { t_creation_ordinal = ordinal; }
 
@@ -222,21 +219,67 @@ static void abandoned_unlink(Segment* segment) {
   __atomic_store_n(&segment->freed_into, false, __ATOMIC_RELAXED);
 }
 
+std::atomic<int64_t> g_abandoned_purge_at{0};
+
+// Caller holds g_abandoned_lock. Free slices of an exited thread's segment stay resident for
+// purge_delay_max (or are purged at once, or never, as purge_delay says).
+static void abandoned_schedule_purge(Segment* segment, bool restart) {
+  if (segment->dirty_slices.none()) return;
+  int64_t delay = option(hs_option_purge_delay);
+  if (delay == 0) segment_purge_now(segment);
+  if (delay <= 0) return;
+  int64_t longest = option(hs_option_purge_delay_max);
+  if (longest > delay) delay = longest;
+  if (restart || segment->purge_deadline == 0) segment->purge_deadline = os::now_ms() + delay;
+  int64_t at = g_abandoned_purge_at.load(std::memory_order_relaxed);
+  if (at == 0 || segment->purge_deadline < at) {
+    g_abandoned_purge_at.store(segment->purge_deadline, std::memory_order_relaxed);
+  }
+}
+
+void abandoned_purge_due(int64_t now) {
+  int64_t at = g_abandoned_purge_at.load(std::memory_order_relaxed);
+  if (at == 0 || now < at) return;
+  spin_lock(g_abandoned_lock);
+  int64_t next = 0;
+  Segment* segment = g_abandoned;
+  while (segment != nullptr) {
+    Segment* following = segment->next;
+    if (segment->purge_deadline != 0 && segment->purge_deadline <= now) {
+      segment->purge_deadline = 0;
+      if (segment_is_empty(segment)) {
+        abandoned_unlink(segment);
+        g_counters.abandoned_segments.fetch_sub(1, std::memory_order_relaxed);
+        segment_unmap_now(segment);
+      } else {
+        segment_purge_now(segment);
+      }
+    } else if (segment->purge_deadline != 0 && (next == 0 || segment->purge_deadline < next)) {
+      next = segment->purge_deadline;
+    }
+    segment = following;
+  }
+  g_abandoned_purge_at.store(next, std::memory_order_relaxed);
+  spin_unlock(g_abandoned_lock);
+}
+
 // Publishing a segment and giving up its pages happen under the list lock, push first: a
 // freer that sees a page's owner id at 0 then always finds the segment on the list (or
 // already adopted again), never in between. A freer that read the old owner id just before
 // and frees remotely is caught by the remote_in_full handshake (free_remote): either it sees
 // the flag and asks for a sweep, or the check below sees its block and flags the segment.
+// Empty segments are abandoned too: a thread started in place of this one takes them before
+// mapping new ones, and the purge deadline unmaps them if none does.
 static void abandon_segments(ThreadData* td) {
-  segments_unmap_if_empty(td);
   Segment* segment = td->segments;
   while (segment != nullptr) {
     Segment* next = segment->next;
     segment_detach(td, segment);
-    segment_purge_now(segment);
     segment->owner = nullptr;
+    segment->young_slices = SliceMap{};
     spin_lock(g_abandoned_lock);
     abandoned_push(segment);
+    abandoned_schedule_purge(segment, true);
     bool freed_meanwhile = false;
     for (size_t i = kHeaderSlices; i < kSlicesPerSegment; ++i) {
       Page* page = &segment->pages[i];
@@ -271,6 +314,11 @@ static Segment* pop_abandoned() {
 // Takes over an abandoned segment: empty pages are freed, the rest join the default heap.
 static void adopt_segment(ThreadData* td, Segment* segment) {
   segment_attach(td, segment);
+  // Its resident free slices now wait for this thread's purge rounds.
+  if (segment->purge_deadline != 0 &&
+      (td->purge_deadline == 0 || segment->purge_deadline < td->purge_deadline)) {
+    td->purge_deadline = segment->purge_deadline;
+  }
   Heap* heap = td->default_heap;
   for (size_t i = kHeaderSlices; i < kSlicesPerSegment; ++i) {
     Page* page = &segment->pages[i];
@@ -299,67 +347,65 @@ Segment* reclaim_abandoned(ThreadData* td, size_t slices_wanted) {
 
 std::atomic<bool> g_abandoned_freed_into{false};
 
-// A free into a page of an exited thread: nobody would ever collect it, so the freeing thread
-// takes the whole segment over (its empty pages go back to the OS on the usual delay, its
-// live pages join this thread's heap) and then frees as the owner. Called before the block
-// is freed: while it is live no adopter can find the segment empty and unmap it under us.
-// Returns false when the segment is not ours to take (another thread adopted it first).
-bool reclaim_segment_on_free(Segment* segment) {
-  if (!__atomic_load_n(&segment->abandoned, __ATOMIC_RELAXED)) return false;
-  if (t_heap_torn_down) {
-    // A destructor running after this thread's heap is gone (glibc frees its own per-thread
-    // data here): leave the segment to the next live thread that takes its slow path.
-    __atomic_store_n(&segment->freed_into, true, __ATOMIC_RELAXED);
-    g_abandoned_freed_into.store(true, std::memory_order_release);
+// Caller holds g_abandoned_lock, which makes it the only thread touching the segment's
+// owner-side page fields: other freers wait for the lock, and adopters take the segment off
+// the list under it. A page whose blocks are all free goes back to the segment purged; a
+// segment left without pages is unlinked and unmapped. Returns true if it was unmapped.
+static bool abandoned_tidy(Segment* segment, Page* only) {
+  for (size_t i = kHeaderSlices; i < kSlicesPerSegment; ++i) {
+    Page* page = only != nullptr ? only : &segment->pages[i];
+    if (page->slice_count != 0) {
+      page_collect(page);
+      if (page->used == 0) span_free_abandoned(page);
+    }
+    if (only != nullptr) break;
+  }
+  if (!segment_is_empty(segment)) {
+    abandoned_schedule_purge(segment, false);
     return false;
   }
-  Heap* heap = thread_heap_init();
-  if (heap == nullptr) return false;
-  spin_lock(g_abandoned_lock);
-  bool taken = segment->abandoned;
-  if (taken) abandoned_unlink(segment);
-  spin_unlock(g_abandoned_lock);
-  if (!taken) return false;
+  abandoned_unlink(segment);
   g_counters.abandoned_segments.fetch_sub(1, std::memory_order_relaxed);
-  adopt_segment(heap->td, segment);
+  segment_unmap_now(segment);
   return true;
 }
 
-static bool has_remote_frees(const Segment* segment) {
-  for (size_t i = kHeaderSlices; i < kSlicesPerSegment; ++i) {
-    const Page* page = &segment->pages[i];
-    if (page->slice_count != 0 && page->thread_free.load(std::memory_order_relaxed) != nullptr)
-      return true;
+// A free into a page of an exited thread. Nobody would ever collect it, and the freeing
+// thread may have no use for the rest of the segment (a consumer draining a producer's
+// blocks), so the block is freed in place: an emptied page goes back to the OS at once and
+// an emptied segment is unmapped, while the segment's free room stays on the abandoned list
+// for whichever thread next needs a segment. The block is live until then, so no one can
+// unmap the segment under this call. Returns false when the segment is no longer abandoned
+// (a thread adopted it): the caller frees to its new owner instead.
+bool free_into_abandoned(Segment* segment, Page* page, void* p) {
+  if (!__atomic_load_n(&segment->abandoned, __ATOMIC_RELAXED)) return false;
+  spin_lock(g_abandoned_lock);
+  bool abandoned = segment->abandoned;
+  if (abandoned) {
+    Block* block = static_cast<Block*>(p);
+    block->next = page->local_free;
+    page->local_free = block;
+    --page->used;
+    abandoned_tidy(segment, page);
   }
-  return false;
+  spin_unlock(g_abandoned_lock);
+  return abandoned;
 }
 
-// Adopts every abandoned segment that was freed into without being adopted: flagged ones,
-// and (the flag could not be set by a freer whose block may already be gone) any with
-// uncollected remote frees. Rare: only a late destructor or a free racing an abandon asks.
+// Abandoned segments with remote frees nobody collected (a freer that raced the abandonment
+// pushed onto thread_free): collect them in place, releasing what became empty.
 void reclaim_freed_into(ThreadData* td) {
+  (void)td;
   if (!g_abandoned_freed_into.exchange(false, std::memory_order_acquire)) return;
-  Segment* taken = nullptr;
   spin_lock(g_abandoned_lock);
   Segment* segment = g_abandoned;
   while (segment != nullptr) {
     Segment* next = segment->next;
-    if (__atomic_load_n(&segment->freed_into, __ATOMIC_RELAXED) || has_remote_frees(segment)) {
-      abandoned_unlink(segment);
-      segment->next = taken;
-      taken = segment;
-    }
+    __atomic_store_n(&segment->freed_into, false, __ATOMIC_RELAXED);
+    abandoned_tidy(segment, nullptr);
     segment = next;
   }
   spin_unlock(g_abandoned_lock);
-  while (taken != nullptr) {
-    Segment* next = taken->next;
-    taken->next = nullptr;
-    g_counters.abandoned_segments.fetch_sub(1, std::memory_order_relaxed);
-    adopt_segment(td, taken);
-    taken = next;
-  }
-  segments_unmap_if_empty(td);
 }
 
 void reclaim_all_abandoned(ThreadData* td) {
@@ -381,14 +427,13 @@ void thread_done(void* value) {
     heap_struct_free(user);
   }
   heap_release_all(heap);
-  purge_due(td, true);
+  purge_due(td, false);
   abandon_segments(td);
   registry_remove(heap);
   g_counters.threads.fetch_sub(1, std::memory_order_relaxed);
   // Frees after this point (later destructors) take the remote path into abandoned pages;
   // a later malloc builds a fresh heap and re-arms the exit key.
   tls_heap = &g_empty_heap;
-  t_heap_torn_down = true;
   heap_struct_free(heap);
 }
 

@@ -10,6 +10,7 @@
 namespace heapscope {
 
 struct Heap;
+struct Page;
 struct Segment;
 
 struct ThreadData {
@@ -41,11 +42,17 @@ void registry_add(Heap* heap);
 void registry_remove(Heap* heap);
 Segment* reclaim_abandoned(ThreadData* td, size_t slices_wanted);
 void reclaim_all_abandoned(ThreadData* td);
-bool reclaim_segment_on_free(Segment* segment);  // before freeing into an abandoned page
-// Some abandoned segment was freed into and nobody adopted it (freed_into set, or remote
-// frees left in its pages): the next live thread's slow path or hs_collect adopts it.
+// Frees p into its page of an abandoned segment; false if the segment has an owner again.
+bool free_into_abandoned(Segment* segment, Page* page, void* p);
+// Some abandoned segment has remote frees nobody collected: the next live thread's slow
+// path or hs_collect collects them in place.
 extern std::atomic<bool> g_abandoned_freed_into;
 void reclaim_freed_into(ThreadData* td);
+// Abandoned segments keep their free slices resident until this deadline (ms; 0 when none
+// waits) so a thread started in place of the exited one reuses them without page faults;
+// any live thread's purge round returns them after it.
+extern std::atomic<int64_t> g_abandoned_purge_at;
+void abandoned_purge_due(int64_t now);
 void registry_visit(void (*visit)(const Heap*, void*), void* arg);
 
 }  // namespace heapscope

@@ -1,0 +1,216 @@
+// Memory under thread churn: threads created in rounds hand blocks to each other and keep a
+// fraction alive across rounds; producers exit while a consumer frees what they made. Peak
+// RSS must stay within a fixed factor of the peak live bytes plus a constant, and fall back
+// once the last round's blocks are freed: an exited thread's pages must be reused by the
+// threads that follow and released when they empty, not kept and purged over and over.
+#include <gtest/gtest.h>
+#include <heapscope/heapscope.h>
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <thread>
+#include <vector>
+
+#include "../support/test_support.h"
+
+namespace {
+
+using hs_test::SplitMix64;
+using hs_test::kMiB;
+using hs_test::rss_bytes;
+using hs_test::scaled;
+using hs_test::stats_now;
+
+// Blocks carry their size in their first word so any thread can account for the bytes it
+// frees; the live total and its peak are what the RSS bounds are measured against.
+std::atomic<int64_t> g_live{0};
+std::atomic<int64_t> g_peak_live{0};
+std::atomic<size_t> g_peak_rss{0};
+
+void note_rss() {
+  size_t rss = rss_bytes();
+  size_t seen = g_peak_rss.load(std::memory_order_relaxed);
+  while (rss > seen && !g_peak_rss.compare_exchange_weak(seen, rss)) {
+  }
+}
+
+void* block_new(size_t size) {
+  auto* p = static_cast<uint64_t*>(hs_malloc(size));
+  if (p == nullptr) std::abort();
+  p[0] = size;
+  p[size / sizeof(uint64_t) - 1] = ~uint64_t{size};
+  int64_t live = g_live.fetch_add(static_cast<int64_t>(size)) + static_cast<int64_t>(size);
+  int64_t peak = g_peak_live.load(std::memory_order_relaxed);
+  while (live > peak && !g_peak_live.compare_exchange_weak(peak, live)) {
+  }
+  return p;
+}
+
+// False if the block's size words were overwritten.
+bool block_delete(void* block) {
+  if (block == nullptr) return true;
+  auto* p = static_cast<uint64_t*>(block);
+  size_t size = p[0];
+  bool ok = size >= 16 && p[size / sizeof(uint64_t) - 1] == ~uint64_t{size};
+  g_live.fetch_sub(static_cast<int64_t>(size));
+  hs_free(block);
+  return ok;
+}
+
+void reset_counters() {
+  g_live.store(0);
+  g_peak_live.store(0);
+  g_peak_rss.store(0);
+}
+
+// Mostly small sizes, a few medium and rare large ones (up to 512 KiB).
+size_t pick_size(SplitMix64& rng, unsigned max_shift) {
+  size_t size = size_t{16} << rng.below(max_shift);
+  uint64_t roll = rng.below(1000);
+  if (roll < 1) {
+    size *= 1000;
+  } else if (roll < 10) {
+    size *= 100;
+  }
+  return size;
+}
+
+constexpr size_t kTransfers = 1000;
+std::array<std::atomic<void*>, kTransfers> g_transfer;
+
+// One round's share of work for one thread: allocates, frees a random earlier block, keeps
+// some blocks to the end of the round and swaps others with the shared transfer array (so
+// blocks outlive the thread that made them and are freed by another one).
+int round_worker(uint64_t seed, size_t ops) {
+  SplitMix64 rng(seed);
+  std::vector<void*> data;
+  std::vector<void*> kept;
+  data.reserve(ops);
+  kept.reserve(ops);
+  int bad = 0;
+  for (size_t i = 0; i < ops; ++i) {
+    if (rng.below(4) == 0) {
+      kept.push_back(block_new(pick_size(rng, 6)));
+    } else {
+      data.push_back(block_new(pick_size(rng, 4)));
+    }
+    if (rng.below(3) != 0 && !data.empty()) {
+      size_t at = rng.below(data.size());
+      if (!block_delete(data[at])) ++bad;
+      data[at] = nullptr;
+    }
+    if (rng.below(4) == 0 && !data.empty()) {
+      size_t at = rng.below(data.size());
+      data[at] = g_transfer[rng.below(kTransfers)].exchange(data[at]);
+    }
+    if ((i & 2047) == 0) note_rss();
+  }
+  note_rss();
+  for (void* p : kept) bad += block_delete(p) ? 0 : 1;
+  for (void* p : data) bad += block_delete(p) ? 0 : 1;
+  return bad;
+}
+
+TEST(ThreadRounds, PeakRssFollowsTheLiveSetAndFallsAfterTheLastRound) {
+  const size_t rounds = std::max<size_t>(10, scaled(120));
+  const size_t ops = 6000;
+  hs_collect(1);
+  reset_counters();
+  const size_t rss_before = rss_bytes();
+  std::atomic<int> bad{0};
+  SplitMix64 main_rng(4242);
+  for (size_t round = 0; round < rounds; ++round) {
+    // Like a pool that spawns a fresh worker per task: one new thread per round, next to the
+    // main thread, which works too and outlives them all.
+    std::thread worker([&bad, round, ops] { bad += round_worker(2 * round + 1, 2 * ops); });
+    bad += round_worker(2 * round + 2, ops);
+    worker.join();
+    // Half the transfers survive into the next round, all of them after the last one.
+    for (auto& slot : g_transfer) {
+      if (main_rng.below(2) == 0 || round + 1 == rounds) bad += block_delete(slot.exchange(nullptr)) ? 0 : 1;
+    }
+    note_rss();
+  }
+  EXPECT_EQ(bad.load(), 0) << "blocks were overwritten";
+  EXPECT_EQ(g_live.load(), 0);
+  if (hs_test::kSanitized) return;  // RSS means nothing under a sanitizer's allocator
+  const size_t peak_live = static_cast<size_t>(g_peak_live.load());
+  const size_t peak_growth = g_peak_rss.load() > rss_before ? g_peak_rss.load() - rss_before : 0;
+  // The factor covers size-class rounding, partly used pages and the purge delay's resident
+  // free pages; the constant covers metadata, thread stacks and the test's own vectors.
+  EXPECT_LE(peak_growth, 3 * peak_live + 24 * kMiB)
+      << "peak RSS grew " << peak_growth / kMiB << " MiB for a peak live set of "
+      << peak_live / kMiB << " MiB over " << rounds << " rounds";
+  // Everything is freed: after the purge delay resident memory is back near where it began.
+  size_t rss_after = rss_bytes();
+  for (int i = 0; i < 100 && rss_after > rss_before + 8 * kMiB; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    hs_free(hs_malloc(100000));  // a slow-path call runs the purges that are due
+    rss_after = rss_bytes();
+  }
+  EXPECT_LE(rss_after, rss_before + 8 * kMiB)
+      << "RSS " << rss_before / kMiB << " MiB before, " << rss_after / kMiB << " MiB after";
+  EXPECT_EQ(stats_now().abandoned_segments, 0u) << "emptied segments of exited threads were kept";
+}
+
+// Producers allocate and exit; the main thread, which allocates nothing itself, frees most of
+// their blocks at once and keeps a tenth until the next round. The exited producers' memory
+// must come back although the only thread freeing into it never allocates.
+TEST(ThreadRounds, ProducersExitWhileAConsumerFrees) {
+  const size_t rounds = std::max<size_t>(6, scaled(40));
+  constexpr int kProducers = 2;
+  constexpr size_t kBlocksPerProducer = 6000;  // ~3 MiB each
+  hs_collect(1);
+  reset_counters();
+  const size_t rss_before = rss_bytes();
+  std::vector<void*> kept;
+  std::vector<std::vector<void*>> made(kProducers);
+  for (auto& v : made) v.reserve(kBlocksPerProducer);
+  kept.reserve(kProducers * kBlocksPerProducer);
+  int bad = 0;
+  for (size_t round = 0; round < rounds; ++round) {
+    std::vector<std::thread> producers;
+    for (int t = 0; t < kProducers; ++t) {
+      producers.emplace_back([&made, t, round] {
+        SplitMix64 rng(round * 100 + static_cast<uint64_t>(t));
+        for (size_t i = 0; i < kBlocksPerProducer; ++i) {
+          made[t].push_back(block_new(16 * (1 + rng.below(64))));
+        }
+      });
+    }
+    for (auto& th : producers) th.join();
+    note_rss();
+    for (void* p : kept) bad += block_delete(p) ? 0 : 1;
+    kept.clear();
+    for (auto& v : made) {
+      for (size_t i = 0; i < v.size(); ++i) {
+        if (i % 10 == 0) {
+          kept.push_back(v[i]);
+        } else {
+          bad += block_delete(v[i]) ? 0 : 1;
+        }
+      }
+      v.clear();
+    }
+    note_rss();
+  }
+  for (void* p : kept) bad += block_delete(p) ? 0 : 1;
+  EXPECT_EQ(bad, 0) << "blocks were overwritten";
+  EXPECT_EQ(g_live.load(), 0);
+  EXPECT_EQ(stats_now().abandoned_segments, 0u)
+      << "segments of exited producers stayed abandoned after all their blocks were freed";
+  if (hs_test::kSanitized) return;
+  const size_t peak_live = static_cast<size_t>(g_peak_live.load());
+  const size_t peak_growth = g_peak_rss.load() > rss_before ? g_peak_rss.load() - rss_before : 0;
+  EXPECT_LE(peak_growth, 3 * peak_live + 16 * kMiB)
+      << "peak RSS grew " << peak_growth / kMiB << " MiB for a peak live set of "
+      << peak_live / kMiB << " MiB over " << rounds << " rounds";
+  // No waiting and no allocation: the consumer's frees alone must have returned the memory.
+  const size_t rss_after = rss_bytes();
+  EXPECT_LE(rss_after, rss_before + 8 * kMiB)
+      << "RSS " << rss_before / kMiB << " MiB before, " << rss_after / kMiB << " MiB after";
+}
+
+}  // namespace

@@ -26,17 +26,13 @@ uint32_t g_exit_format = HS_PROF_FORMAT_TEXT;
 }  // namespace
 
 bool render_current(int format, OsBuffer& out) {
-#if !HS_PROFILER
-  (void)out;
-  (void)format;
-  return false;  // compiled out: there is no profile to write
-#else
-  if (format < HS_PROF_FORMAT_TEXT || format > HS_PROF_FORMAT_PROTO_SYMBOLIZED) return false;
+  if (!HS_PROFILER || format < HS_PROF_FORMAT_TEXT || format > HS_PROF_FORMAT_PROTO_SYMBOLIZED) {
+    return false;
+  }
   ProfileCopy copy;
   ProfileData profile;
   if (!take_copy(copy, profile)) return false;
   return render_profile(profile, format, out);
-#endif
 }
 
 namespace {
@@ -50,7 +46,13 @@ bool write_to_path(const char* path, const OsBuffer& data) {
 
 }  // namespace
 
+// Every profile a dump writes (now, the peak's, an interval's) is rendered here; the writers
+// exist only when the profiler is compiled in.
 bool render_profile(const ProfileData& profile, int format, OsBuffer& out) {
+#if !HS_PROFILER
+  (void)profile, (void)format, (void)out;
+  return false;  // compiled out: there is no profile to write
+#else
   if (format < HS_PROF_FORMAT_TEXT || format > HS_PROF_FORMAT_PROTO_SYMBOLIZED) return false;
   if (format == HS_PROF_FORMAT_TEXT) return write_text_profile(profile, out) && !out.failed();
   ProtoOptions options;
@@ -60,6 +62,7 @@ bool render_profile(const ProfileData& profile, int format, OsBuffer& out) {
   bool ok = write_proto_profile(profile, options, out) && !out.failed();
   t_suppress--;
   return ok;
+#endif
 }
 
 bool write_profile_file(const char* pattern, const OsBuffer& data, const char* what) {

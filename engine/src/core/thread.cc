@@ -13,6 +13,7 @@
 #include "core/profiler_hooks.h"
 #include "core/segment.h"
 #include "core/spin_lock.h"
+#include "events/events_hooks.h"
 #include "core/stats.h"
 #include "platform/platform.h"
 
@@ -110,6 +111,7 @@ void process_init() {
 #if HS_PROFILER
   prof_process_init();  // HEAPSCOPE_PROF=1 starts sampling before the first allocation
 #endif
+  events_process_init();
 }
 
 Heap* heap_struct_alloc() {

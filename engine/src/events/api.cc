@@ -4,6 +4,7 @@
 #include "heapscope/memory_events.h"
 
 #if HS_MEMORY_EVENTS
+#include "core/thread.h"
 #include "events/callbacks.h"
 #include "events/live_table.h"
 #include "events/tracking_state.h"
@@ -17,9 +18,17 @@ extern "C" {
 
 bool hs_memory_events_available(void) { return true; }
 
-bool hs_memory_events_set_enabled(bool enabled) { return events::tracking_set(enabled); }
+// Process start-up reads HEAPSCOPE_MEMORY_EVENTS; running it first makes an explicit call
+// authoritative even before the first allocation, and the query true from the start.
+bool hs_memory_events_set_enabled(bool enabled) {
+  process_init();
+  return events::tracking_set(enabled);
+}
 
-bool hs_memory_events_enabled(void) { return events_gate_open(); }
+bool hs_memory_events_enabled(void) {
+  process_init();
+  return events_gate_open();
+}
 
 bool hs_memory_events_snapshot(hs_memory_snapshot_t* out) { return events::tracking_snapshot(out); }
 

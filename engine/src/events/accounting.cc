@@ -143,34 +143,35 @@ void* finish_resize(void* p, bool tracked, const Tracked& old, uint64_t period, 
 
 using events::Nested;
 
-HS_TEXT void* events_malloc(Heap* heap, size_t size) {
+namespace events {
+namespace {
+// Runs the untracked allocation `allocate` nested, then records its block (if any) as one
+// ALLOCATE of `request` bytes.
+template <typename Allocate>
+HS_ALWAYS_INLINE void* tracked_allocation(size_t request, Allocate allocate) {
   void* p;
   {
     Nested nested;
-    p = heap_malloc(heap, size);
+    p = allocate();
   }
-  if (p != nullptr) events::note_allocation(p, size);
+  if (p != nullptr) note_allocation(p, request);
   return p;
+}
+}  // namespace
+}  // namespace events
+
+HS_TEXT void* events_malloc(Heap* heap, size_t size) {
+  return events::tracked_allocation(size, [&] { return heap_malloc(heap, size); });
 }
 
 HS_TEXT void* events_malloc_aligned(Heap* heap, size_t size, size_t alignment) {
-  void* p;
-  {
-    Nested nested;
-    p = heap_malloc_aligned(heap, size, alignment);
-  }
-  if (p != nullptr) events::note_allocation(p, size);
-  return p;
+  return events::tracked_allocation(size,
+                                    [&] { return heap_malloc_aligned(heap, size, alignment); });
 }
 
 HS_TEXT void* events_zalloc_aligned(Heap* heap, size_t size, size_t alignment) {
-  void* p;
-  {
-    Nested nested;
-    p = heap_zalloc_aligned(heap, size, alignment);
-  }
-  if (p != nullptr) events::note_allocation(p, size);
-  return p;
+  return events::tracked_allocation(size,
+                                    [&] { return heap_zalloc_aligned(heap, size, alignment); });
 }
 
 HS_TEXT void events_free(void* p) {
@@ -199,13 +200,8 @@ HS_TEXT void events_free(void* p) {
 
 HS_TEXT void* events_realloc(Heap* heap, void* p, size_t new_size, size_t alignment, bool zero) {
   if (p == nullptr) {
-    void* q;
-    {
-      Nested nested;
-      q = heap_realloc(heap, p, new_size, alignment, zero);
-    }
-    if (q != nullptr) events::note_allocation(q, new_size);
-    return q;
+    return events::tracked_allocation(
+        new_size, [&] { return heap_realloc(heap, nullptr, new_size, alignment, zero); });
   }
   if (new_size == 0) {
     events_free(p);

@@ -13,8 +13,8 @@
 #include "core/profiler_hooks.h"
 #include "core/segment.h"
 #include "core/spin_lock.h"
-#include "events/events_hooks.h"
 #include "core/stats.h"
+#include "events/events_hooks.h"
 #include "platform/platform.h"
 
 namespace heapscope {

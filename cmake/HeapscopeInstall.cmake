@@ -1,11 +1,12 @@
-# Installs the engine like any system allocator: headers, the four engine libraries with
+# Installs the engine like any system allocator: headers, the engine libraries with
 # sonames, the tools, a CMake package (find_package(heapscope CONFIG)) and pkg-config files.
 # Components: runtime (shared libraries), dev (headers, static library, namelinks, package
 # files), tools (hsbench and its helpers). The Debian packages map one to one onto them.
 include(${CMAKE_CURRENT_LIST_DIR}/HeapscopeInstallDirs.cmake)
 include(CMakePackageConfigHelpers)
 
-set(HEAPSCOPE_SHARED_TARGETS heapscope heapscope_api heapscope_noprof)
+set(HEAPSCOPE_SHARED_TARGETS heapscope heapscope_api heapscope_noprof heapscope_events
+                             heapscope_events_api)
 set(HEAPSCOPE_ENGINE_TARGETS ${HEAPSCOPE_SHARED_TARGETS} heapscope_static)
 set(HEAPSCOPE_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/heapscope)
 
@@ -18,6 +19,8 @@ set_target_properties(heapscope PROPERTIES EXPORT_NAME heapscope)
 set_target_properties(heapscope_static PROPERTIES EXPORT_NAME static)
 set_target_properties(heapscope_api PROPERTIES EXPORT_NAME api)
 set_target_properties(heapscope_noprof PROPERTIES EXPORT_NAME noprof)
+set_target_properties(heapscope_events PROPERTIES EXPORT_NAME events)
+set_target_properties(heapscope_events_api PROPERTIES EXPORT_NAME events_api)
 
 # Usage requirements as the engine sets them name directories of this source tree; an exported
 # target may only carry them for the build tree, and the install prefix's include/ otherwise.

@@ -124,6 +124,7 @@ HS_TEXT void* hs_recalloc_aligned(void* p, size_t count, size_t size, size_t ali
 }
 
 HS_TEXT void* hs_expand(void* p, size_t new_size) {
+  if (events_intercept()) return events_expand(p, new_size);
   if (p == nullptr) return nullptr;
   size_t usable = usable_size_impl(p);
   if (new_size <= usable) {
@@ -175,6 +176,7 @@ HS_TEXT void hs_heap_delete(hs_heap_t* handle) {
 HS_TEXT void hs_heap_destroy(hs_heap_t* handle) {
   Heap* heap = to_heap(handle);
   if (!unlink_user_heap(heap)) return;
+  if (events_gate_open()) events_heap_destroy(heap);
   heap_destroy_pages(heap);
   registry_remove(heap);
   heap_struct_free(heap);

@@ -19,6 +19,7 @@
 #include "core/profiler_hooks.h"
 #include "core/segment.h"
 #include "core/thread.h"
+#include "events/events_hooks.h"
 #include "platform/platform.h"
 
 namespace heapscope {
@@ -81,6 +82,7 @@ HS_ALWAYS_INLINE void* direct_malloc(Heap* heap, Page* page, size_t size) {
 }
 
 HS_ALWAYS_INLINE void* heap_malloc(Heap* heap, size_t size) {
+  if (events_intercept()) return events_malloc(heap, size);
   if (HS_LIKELY(size <= kSmallDirectMax)) {
     return direct_malloc(heap, heap->direct.slots[(size + kMinAlign - 1) / kMinAlign], size);
   }
@@ -144,6 +146,7 @@ HS_ALWAYS_INLINE void free_to_own_page(Page* page, void* p) {
 }
 
 HS_ALWAYS_INLINE void free_impl(void* p) {
+  if (events_intercept()) return events_free(p);
   uintptr_t address = reinterpret_cast<uintptr_t>(p);
   // Addresses beyond the map (never ours) and NULL (map slot 0, never a segment: nothing is
   // mapped in the first 32 MiB) both leave through free_unusual.
@@ -221,6 +224,7 @@ inline bool is_valid_alignment(size_t alignment) {
 
 // Alignment must already be validated (a power of two).
 inline void* heap_malloc_aligned(Heap* heap, size_t size, size_t alignment) {
+  if (events_intercept()) return events_malloc_aligned(heap, size, alignment);
   if (alignment <= kMinAlign) return heap_malloc(heap, size);
   if (HS_UNLIKELY(size > kMaxAllocSize)) {
     errno = ENOMEM;
@@ -255,6 +259,7 @@ inline void* heap_malloc_aligned(Heap* heap, size_t size, size_t alignment) {
 
 // Zeroing allocation: the whole usable size reads zero (see the rezalloc rules in heapscope.h).
 inline void* heap_zalloc_aligned(Heap* heap, size_t size, size_t alignment) {
+  if (events_intercept()) return events_zalloc_aligned(heap, size, alignment);
   if (size > kLargeMax && alignment <= kHugeBlockOffset && size <= kMaxAllocSize) {
     if (HS_UNLIKELY(heap == &g_empty_heap)) heap = thread_heap_init();
     if (heap == nullptr) {
@@ -300,6 +305,7 @@ inline void* resize_without_copying(Heap* heap, void* p, size_t usable, size_t n
 // realloc and its variants; a block that has to move goes to `heap` (in place it stays where
 // it is, in its own heap).
 inline void* heap_realloc(Heap* heap, void* p, size_t new_size, size_t alignment, bool zero) {
+  if (events_intercept()) return events_realloc(heap, p, new_size, alignment, zero);
   if (p == nullptr) {
     return zero ? heap_zalloc_aligned(heap, new_size, alignment)
                 : heap_malloc_aligned(heap, new_size, alignment);

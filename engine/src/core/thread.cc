@@ -14,6 +14,7 @@
 #include "core/segment.h"
 #include "core/spin_lock.h"
 #include "core/stats.h"
+#include "events/events_hooks.h"
 #include "platform/platform.h"
 
 namespace heapscope {
@@ -107,6 +108,7 @@ void process_init() {
 #if HS_PROFILER
   prof_process_init();  // HEAPSCOPE_PROF=1 starts sampling before the first allocation
 #endif
+  events_process_init();
 }
 
 Heap* heap_struct_alloc() {

@@ -79,11 +79,7 @@ std::vector<std::string> app_child_environment(const std::vector<std::string>& b
                                                const std::vector<std::string>& allocator_env) {
   std::vector<std::string> env = base;
   for (const std::string& e : allocator_env) set_entry(env, e);
-  // The engine's optional subsystems stay off unless the user or the allocator row asks.
-  for (const std::string off : {"HEAPSCOPE_PROF=0", "HEAPSCOPE_MEMORY_EVENTS=0"}) {
-    if (std::none_of(env.begin(), env.end(), [&](auto& e) { return name_of(e) == name_of(off); }))
-      env.push_back(off);
-  }
+  engine_subsystems_off_unless_set(env);
   return env;
 }
 

@@ -1,6 +1,5 @@
 #include "harness/campaign/sample_runner.h"
 
-#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -76,12 +75,7 @@ std::vector<std::string> sample_env(const AllocatorInfo& allocator) {
                                (path != nullptr && *path != '\0' ? path : "/usr/bin:/bin")};
   const std::vector<std::string> own = child_environment(allocator);
   env.insert(env.end(), own.begin(), own.end());
-  // The engine's optional subsystems stay off unless the allocator row asks (engine-prof).
-  for (const std::string off : {"HEAPSCOPE_PROF=0", "HEAPSCOPE_MEMORY_EVENTS=0"}) {
-    const std::string key = off.substr(0, off.find('=') + 1);
-    if (std::none_of(own.begin(), own.end(), [&](auto& e) { return e.rfind(key, 0) == 0; }))
-      env.push_back(off);
-  }
+  engine_subsystems_off_unless_set(env);
   return env;
 }
 

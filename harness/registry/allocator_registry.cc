@@ -124,4 +124,13 @@ std::vector<std::string> child_environment(const AllocatorInfo& info) {
   return env;
 }
 
+void engine_subsystems_off_unless_set(std::vector<std::string>& env) {
+  for (const char* name : {"HEAPSCOPE_PROF", "HEAPSCOPE_MEMORY_EVENTS"}) {
+    const std::string key = std::string(name) + "=";
+    if (std::none_of(env.begin(), env.end(),
+                     [&](const std::string& e) { return e.starts_with(key); }))
+      env.push_back(key + "0");
+  }
+}
+
 }  // namespace heapscope::harness

@@ -77,6 +77,11 @@ const AllocatorInfo* find_allocator(const std::vector<AllocatorInfo>& infos, con
 // Environment entries ("KEY=VALUE") to add to a child so it runs on this allocator.
 std::vector<std::string> child_environment(const AllocatorInfo& info);
 
+// Appends HEAPSCOPE_PROF=0 and HEAPSCOPE_MEMORY_EVENTS=0 unless `env` sets them already: the
+// engine's optional subsystems run in a measured child only when its allocator row (engine-prof)
+// or the user asks.
+void engine_subsystems_off_unless_set(std::vector<std::string>& env);
+
 // The libc.so.6 this process runs on, as the dynamic loader named it.
 std::string libc_path();
 

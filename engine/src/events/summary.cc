@@ -1,18 +1,20 @@
 // The exit summary (see summary.h).
 #include "events/events_hooks.h"  // defines HS_MEMORY_EVENTS
 #if HS_MEMORY_EVENTS
-#include <fcntl.h>
-#include <unistd.h>
+#include <string.h>
 
 #include "events/events_hooks.h"
 #include "events/summary.h"
 #include "events/tracking_state.h"
 #include "platform/platform.h"
+#include "support/format.h"
+#include "support/notice.h"
+#include "support/output_path.h"
 
 namespace heapscope::events {
 namespace {
 
-char g_summary_path[4096];  // empty: no summary
+char g_summary_pattern[kOutputPathMax];  // empty: no summary; expanded when written
 
 // Appends to a fixed buffer; output past the end is dropped (the buffer is sized for the
 // largest summary, so that does not happen in practice).
@@ -27,16 +29,9 @@ struct Out {
     }
   }
   void put_u64(uint64_t v) {
-    char digits[24];
-    size_t n = 0;
-    do {
-      digits[n++] = static_cast<char>('0' + v % 10);
-      v /= 10;
-    } while (v != 0);
-    while (n > 0) {
-      char c[2] = {digits[--n], '\0'};
-      put(c);
-    }
+    char digits[fmt::kMaxDecimalDigits + 1];
+    digits[fmt::decimal(v, digits)] = '\0';
+    put(digits);
   }
   void field(const char* name, uint64_t v) {
     put("  \"");
@@ -47,22 +42,14 @@ struct Out {
   }
 };
 
-void expand_path(const char* pattern, char* out, size_t cap) {
-  Out o{out, cap};
-  for (const char* s = pattern; *s != '\0'; s++) {
-    if (s[0] == '%' && s[1] == 'p') {
-      o.put_u64(static_cast<uint64_t>(getpid()));
-      s++;
-    } else {
-      char c[2] = {*s, '\0'};
-      o.put(c);
-    }
-  }
-  out[o.len] = '\0';
-}
-
+// Expanded at exit, not at start-up, so a forked child names its own file; by the rule of
+// output_path.h a second process of the tree never overwrites the first's summary.
 __attribute__((destructor)) void write_summary_at_exit() {
-  if (g_summary_path[0] != '\0') summary_write(g_summary_path);
+  if (g_summary_pattern[0] == '\0') return;
+  char path[kOutputPathMax];
+  bool has_pid = false;
+  if (!expand_output_path(g_summary_pattern, path, &has_pid)) return;
+  summary_write(path, has_pid);
 }
 
 }  // namespace
@@ -70,7 +57,9 @@ __attribute__((destructor)) void write_summary_at_exit() {
 void summary_init() {
   const char* pattern = os::get_env("HEAPSCOPE_MEMORY_SUMMARY");
   if (pattern == nullptr || pattern[0] == '\0') return;
-  expand_path(pattern, g_summary_path, sizeof g_summary_path);
+  size_t len = strnlen(pattern, sizeof g_summary_pattern);
+  if (len == sizeof g_summary_pattern) return;
+  memcpy(g_summary_pattern, pattern, len + 1);
 }
 
 size_t summary_format(const hs_memory_snapshot_t& s, char* buf, size_t cap) {
@@ -107,17 +96,23 @@ size_t summary_format(const hs_memory_snapshot_t& s, char* buf, size_t cap) {
   return o.len;
 }
 
-bool summary_write(const char* path) {
+bool summary_write(const char* path, bool has_pid) {
   hs_memory_snapshot_t snapshot{};
   snapshot.size = sizeof snapshot;
   snapshot.version = HS_MEMORY_SNAPSHOT_VERSION;
   if (!tracking_snapshot(&snapshot)) return false;
   char buf[8192];
   size_t len = summary_format(snapshot, buf, sizeof buf);
-  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return false;
-  os::write_all(fd, buf, len);
-  return close(fd) == 0;
+  char chosen[kOutputPathMax];
+  int fd = open_output_file(path, has_pid, chosen);
+  if (fd < 0) {
+    notice("cannot write the memory summary to ", path);
+    return false;
+  }
+  bool ok = os::write_all(fd, buf, len);
+  ok = os::close_fd(fd) && ok;
+  if (ok) verbose_notice("memory summary at exit written to ", chosen);
+  return ok;
 }
 
 }  // namespace heapscope::events

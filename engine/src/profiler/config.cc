@@ -7,7 +7,7 @@
 
 #include "core/common.h"
 #include "platform/platform.h"
-#include "profiler/notice.h"
+#include "support/notice.h"
 
 namespace heapscope::prof {
 

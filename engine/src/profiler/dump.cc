@@ -6,11 +6,11 @@
 #include <string.h>
 
 #include "platform/platform.h"
-#include "profiler/notice.h"
+#include "support/notice.h"
 #include "profiler/peak.h"
 #include "profiler/prof_internal.h"
 #include "profiler/profile_copy.h"
-#include "profiler/profile_path.h"
+#include "support/output_path.h"
 #include "profiler/profile_writer.h"
 
 namespace heapscope::prof {
@@ -19,8 +19,8 @@ namespace {
 
 // The exit dump's path pattern ("" for none), set at start-up from the environment or by a
 // start; expanded when the dump is written, so a forked child names its own file.
-char g_exit_path[kProfilePathMax];
-char g_peak_exit_path[kProfilePathMax];  // the peak profile's, "" for none
+char g_exit_path[kOutputPathMax];
+char g_peak_exit_path[kOutputPathMax];  // the peak profile's, "" for none
 uint32_t g_exit_format = HS_PROF_FORMAT_TEXT;
 
 }  // namespace
@@ -66,14 +66,14 @@ bool render_profile(const ProfileData& profile, int format, OsBuffer& out) {
 }
 
 bool write_profile_file(const char* pattern, const OsBuffer& data, const char* what) {
-  char expanded[kProfilePathMax];
+  char expanded[kOutputPathMax];
   bool has_pid = false;
-  if (!expand_profile_path(pattern, expanded, &has_pid)) {
+  if (!expand_output_path(pattern, expanded, &has_pid)) {
     notice("could not write the ", what, ": the path is too long: ", pattern);
     return false;
   }
-  char chosen[kProfilePathMax];
-  int fd = open_profile_file(expanded, has_pid, chosen);
+  char chosen[kOutputPathMax];
+  int fd = open_output_file(expanded, has_pid, chosen);
   bool ok = fd >= 0 && os::write_all(fd, data.data(), data.size());
   if (fd >= 0) ok = os::close_fd(fd) && ok;
   if (!ok) {

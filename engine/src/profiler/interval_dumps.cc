@@ -4,9 +4,9 @@
 
 #include "platform/platform.h"
 #include "profiler/dump.h"
-#include "profiler/notice.h"
+#include "support/notice.h"
 #include "profiler/prof_internal.h"
-#include "profiler/profile_path.h"
+#include "support/output_path.h"
 #include "support/format.h"
 
 namespace heapscope::prof {
@@ -16,7 +16,7 @@ namespace {
 constexpr uint64_t kDefaultMaxFiles = 100;
 
 struct IntervalDumps {
-  char prefix[kProfilePathMax] = {};
+  char prefix[kOutputPathMax] = {};
   uint64_t alloc_interval = 0, inuse_interval = 0, time_interval_secs = 0, max_files = 0;
   uint32_t format = 0;
   std::atomic<bool> on{false};
@@ -38,7 +38,7 @@ bool write_next() {
     return false;
   }
   if (g_dumps.written > g_dumps.max_files) return false;
-  char pattern[kProfilePathMax];
+  char pattern[kOutputPathMax];
   size_t len = strlen(g_dumps.prefix);
   const char* extension = g_dumps.format == HS_PROF_FORMAT_TEXT ? ".heap" : ".pb.gz";
   if (len + 2 + fmt::kMaxDecimalDigits + strlen(extension) >= sizeof pattern) return false;

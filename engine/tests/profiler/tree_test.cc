@@ -269,7 +269,7 @@ TEST(ProfTree, BadPathsGetOneLineAndTheProgramRuns) {
   TempDir unknown;
   ASSERT_EQ(run_tree(unknown, "heap.%q.pb.gz", kChild + " leaf wrapped_main 1"), 0);
   std::string err = read_file(unknown.file("stderr"));
-  EXPECT_NE(err.find("unknown % escape in the profile path \"heap.%q.pb.gz\""), std::string::npos)
+  EXPECT_NE(err.find("unknown % escape in the output path \"heap.%q.pb.gz\""), std::string::npos)
       << err;
   EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1);
   EXPECT_EQ(files_in(unknown.path()), std::vector<std::string>{"heap.%q.pb.gz"});

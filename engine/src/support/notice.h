@@ -1,13 +1,13 @@
-// Lines the profiler writes to stderr without allocating: notices about bad input the user
-// gave it (always shown: a profile silently missing is the failure this prevents) and, under
-// HEAPSCOPE_VERBOSE, where a profile went.
+// Lines the engine's optional subsystems (profiler, memory events) write to stderr without
+// allocating: notices about bad input the user gave them (always shown: a file silently
+// missing is the failure this prevents) and, under HEAPSCOPE_VERBOSE, where a file went.
 #pragma once
 
-namespace heapscope::prof {
+namespace heapscope {
 
 // Writes "heapscope: " + the pieces + newline as one write(2), truncated at 512 bytes.
 void notice(const char* a, const char* b = "", const char* c = "", const char* d = "");
 // The same, only when the verbose option is set.
 void verbose_notice(const char* a, const char* b = "", const char* c = "", const char* d = "");
 
-}  // namespace heapscope::prof
+}  // namespace heapscope

@@ -1,12 +1,12 @@
-#include "profiler/profile_path.h"
+#include "support/output_path.h"
 
 #include <string.h>
 
 #include "platform/platform.h"
-#include "profiler/notice.h"
 #include "support/format.h"
+#include "support/notice.h"
 
-namespace heapscope::prof {
+namespace heapscope {
 
 namespace {
 
@@ -20,7 +20,7 @@ const char* program_name(char* buffer, size_t capacity) {
 }
 
 bool append(char* out, size_t* len, const char* text, size_t n) {
-  if (*len + n >= kProfilePathMax) return false;
+  if (*len + n >= kOutputPathMax) return false;
   memcpy(out + *len, text, n);
   *len += n;
   return true;
@@ -28,7 +28,7 @@ bool append(char* out, size_t* len, const char* text, size_t n) {
 
 }  // namespace
 
-bool expand_profile_path(const char* pattern, char* out, bool* has_pid) {
+bool expand_output_path(const char* pattern, char* out, bool* has_pid) {
   *has_pid = false;
   size_t len = 0;
   bool warned = false;
@@ -42,7 +42,7 @@ bool expand_profile_path(const char* pattern, char* out, bool* has_pid) {
       *has_pid = true;
       ++s;
     } else if (s[1] == 'e') {
-      char exe[kProfilePathMax];
+      char exe[kOutputPathMax];
       const char* name = program_name(exe, sizeof exe);
       ok = append(out, &len, name, strlen(name));
       ++s;
@@ -51,7 +51,7 @@ bool expand_profile_path(const char* pattern, char* out, bool* has_pid) {
       ++s;
     } else {
       if (!warned)
-        notice("unknown % escape in the profile path \"", pattern,
+        notice("unknown % escape in the output path \"", pattern,
                "\" (known: %p pid, %e program name, %%); kept as written");
       warned = true;
       ok = append(out, &len, s, 1);
@@ -62,9 +62,9 @@ bool expand_profile_path(const char* pattern, char* out, bool* has_pid) {
   return true;
 }
 
-int open_profile_file(const char* path, bool has_pid, char* chosen) {
+int open_output_file(const char* path, bool has_pid, char* chosen) {
   size_t len = strlen(path);
-  if (len >= kProfilePathMax) return -1;
+  if (len >= kOutputPathMax) return -1;
   memcpy(chosen, path, len + 1);
   if (has_pid) return os::open_for_write(path);
   bool exists = false;
@@ -77,7 +77,7 @@ int open_profile_file(const char* path, bool has_pid, char* chosen) {
   size_t stem = dot != nullptr ? static_cast<size_t>(dot - path) : len;
   char digits[fmt::kMaxDecimalDigits];
   size_t digits_len = pid_text(digits);
-  if (len + 1 + digits_len >= kProfilePathMax) return -1;
+  if (len + 1 + digits_len >= kOutputPathMax) return -1;
   memcpy(chosen, path, stem);
   chosen[stem] = '.';
   memcpy(chosen + stem + 1, digits, digits_len);
@@ -86,4 +86,4 @@ int open_profile_file(const char* path, bool has_pid, char* chosen) {
   return os::open_for_write(chosen);
 }
 
-}  // namespace heapscope::prof
+}  // namespace heapscope

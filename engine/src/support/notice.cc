@@ -1,11 +1,11 @@
-#include "profiler/notice.h"
+#include "support/notice.h"
 
 #include <string.h>
 
 #include "core/options.h"
 #include "platform/platform.h"
 
-namespace heapscope::prof {
+namespace heapscope {
 
 void notice(const char* a, const char* b, const char* c, const char* d) {
   char line[512];
@@ -26,4 +26,4 @@ void verbose_notice(const char* a, const char* b, const char* c, const char* d) 
   if (option(hs_option_verbose) != 0) notice(a, b, c, d);
 }
 
-}  // namespace heapscope::prof
+}  // namespace heapscope

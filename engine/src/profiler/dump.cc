@@ -6,12 +6,12 @@
 #include <string.h>
 
 #include "platform/platform.h"
-#include "support/notice.h"
 #include "profiler/peak.h"
 #include "profiler/prof_internal.h"
 #include "profiler/profile_copy.h"
-#include "support/output_path.h"
 #include "profiler/profile_writer.h"
+#include "support/notice.h"
+#include "support/output_path.h"
 
 namespace heapscope::prof {
 

@@ -4,10 +4,10 @@
 
 #include "platform/platform.h"
 #include "profiler/dump.h"
-#include "support/notice.h"
 #include "profiler/prof_internal.h"
-#include "support/output_path.h"
 #include "support/format.h"
+#include "support/notice.h"
+#include "support/output_path.h"
 
 namespace heapscope::prof {
 

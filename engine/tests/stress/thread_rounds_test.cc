@@ -17,10 +17,10 @@
 
 namespace {
 
-using hs_test::SplitMix64;
 using hs_test::kMiB;
 using hs_test::rss_bytes;
 using hs_test::scaled;
+using hs_test::SplitMix64;
 using hs_test::stats_now;
 
 // Blocks carry their size in their first word so any thread can account for the bytes it
@@ -129,7 +129,8 @@ TEST(ThreadRounds, PeakRssFollowsTheLiveSetAndFallsAfterTheLastRound) {
     worker.join();
     // Half the transfers survive into the next round, all of them after the last one.
     for (auto& slot : g_transfer) {
-      if (main_rng.below(2) == 0 || round + 1 == rounds) bad += block_delete(slot.exchange(nullptr)) ? 0 : 1;
+      if (main_rng.below(2) == 0 || round + 1 == rounds)
+        bad += block_delete(slot.exchange(nullptr)) ? 0 : 1;
     }
     note_rss();
   }

@@ -61,8 +61,17 @@ TEST(AllocatorRegistry, HowEachEntersTheChild) {
             std::vector<std::string>{"LD_PRELOAD=" + mimalloc.resolved_path});
 
   const AllocatorInfo prof = inspect_id("engine-prof");
-  const std::vector<std::string> env = child_environment(prof);
+  std::vector<std::string> env = child_environment(prof);
   EXPECT_NE(std::find(env.begin(), env.end(), "HEAPSCOPE_PROF=1"), env.end());
+
+  // The subsystems default to off, and a row's own setting (engine-prof's =1) stays.
+  engine_subsystems_off_unless_set(env);
+  EXPECT_NE(std::find(env.begin(), env.end(), "HEAPSCOPE_PROF=1"), env.end());
+  EXPECT_EQ(std::find(env.begin(), env.end(), "HEAPSCOPE_PROF=0"), env.end());
+  EXPECT_NE(std::find(env.begin(), env.end(), "HEAPSCOPE_MEMORY_EVENTS=0"), env.end());
+  std::vector<std::string> plain;
+  engine_subsystems_off_unless_set(plain);
+  EXPECT_EQ(plain, (std::vector<std::string>{"HEAPSCOPE_PROF=0", "HEAPSCOPE_MEMORY_EVENTS=0"}));
 }
 
 TEST(AllocatorRegistry, UnbuiltEngineIsUnavailableWithReason) {

@@ -48,9 +48,12 @@ TEST(Campaign, TinyCampaignRecordsEverythingAndReports) {
   for (const auto& a : raw["allocators"]) EXPECT_EQ(a["sha256"].get<std::string>().size(), 64u);
   for (const auto& s : raw["samples"]) {
     EXPECT_EQ(s["status"], "ok") << s.dump();
-    // Clean environment: PATH, plus LD_PRELOAD for jemalloc, nothing else.
+    // Clean environment: PATH, LD_PRELOAD for jemalloc, and the engine's optional subsystems
+    // switched off (they matter only under the engine, but the rule is the same for every row).
     const auto env = s["env"].get<std::vector<std::string>>();
-    EXPECT_EQ(env.size(), s["allocator"] == "glibc" ? 1u : 2u) << s.dump();
+    EXPECT_EQ(env.size(), s["allocator"] == "glibc" ? 3u : 4u) << s.dump();
+    EXPECT_TRUE(contains(s["env"].dump(), "\"HEAPSCOPE_PROF=0\"")) << s.dump();
+    EXPECT_TRUE(contains(s["env"].dump(), "\"HEAPSCOPE_MEMORY_EVENTS=0\"")) << s.dump();
     EXPECT_TRUE(contains(s["argv"].dump(), "--expect-allocator"));
   }
   // Within a block every allocator replayed the same stream; blocks differ.

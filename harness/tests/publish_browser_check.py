@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The published site in headless Chromium (site.browser).
+"""The published site in headless Chromium (harness.publish.browser).
 
 Publishes two fixture runs with the same comparison key (so the history chart has two
 points), opens every page from file:// and requires: the load event, no console errors or

@@ -230,7 +230,7 @@ HS_TEXT void hs_collect(int force) {
   if (force) {
     reclaim_all_abandoned(heap->td);
   } else {
-    reclaim_freed_into(heap->td);  // only segments freed into after their thread exited
+    reclaim_freed_into();  // remote frees left uncollected in abandoned segments
   }
   purge_due(heap->td, true);
 }

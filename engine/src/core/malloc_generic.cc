@@ -34,7 +34,7 @@ static Page* find_page(Heap* heap, size_t bin) {
     heap_collect_full(heap);
   }
   if (HS_UNLIKELY(g_abandoned_freed_into.load(std::memory_order_relaxed))) {
-    reclaim_freed_into(heap->td);
+    reclaim_freed_into();
   }
   purge_due(heap->td, false);
   PageQueue* queue = &heap->queues[bin];

@@ -25,7 +25,6 @@ struct Segment {
   Segment* next;      // owner's segment list, or the abandoned list (under its lock)
   Segment* prev;
   bool abandoned;          // on the abandoned list (guarded by the abandoned-list lock)
-  bool freed_into;         // abandoned, and freed into by a thread that could not adopt it
   SliceMap free_slices;    // slices that belong to no page
   SliceMap dirty_slices;   // free slices that may still be resident (to purge)
   SliceMap young_slices;   // dirty slices freed after purge_deadline was set: wait a round more

@@ -218,7 +218,6 @@ static void abandoned_unlink(Segment* segment) {
   if (segment->next != nullptr) segment->next->prev = segment->prev;
   segment->next = segment->prev = nullptr;
   __atomic_store_n(&segment->abandoned, false, __ATOMIC_RELAXED);
-  __atomic_store_n(&segment->freed_into, false, __ATOMIC_RELAXED);
 }
 
 std::atomic<int64_t> g_abandoned_purge_at{0};
@@ -293,10 +292,7 @@ static void abandon_segments(ThreadData* td) {
       page_set_owner(page, 0, std::memory_order_release);
       if (page->thread_free.load(std::memory_order_seq_cst) != nullptr) freed_meanwhile = true;
     }
-    if (freed_meanwhile) {
-      __atomic_store_n(&segment->freed_into, true, __ATOMIC_RELAXED);
-      g_abandoned_freed_into.store(true, std::memory_order_release);
-    }
+    if (freed_meanwhile) g_abandoned_freed_into.store(true, std::memory_order_release);
     spin_unlock(g_abandoned_lock);
     g_counters.abandoned_segments.fetch_add(1, std::memory_order_relaxed);
     segment = next;
@@ -396,14 +392,12 @@ bool free_into_abandoned(Segment* segment, Page* page, void* p) {
 
 // Abandoned segments with remote frees nobody collected (a freer that raced the abandonment
 // pushed onto thread_free): collect them in place, releasing what became empty.
-void reclaim_freed_into(ThreadData* td) {
-  (void)td;
+void reclaim_freed_into() {
   if (!g_abandoned_freed_into.exchange(false, std::memory_order_acquire)) return;
   spin_lock(g_abandoned_lock);
   Segment* segment = g_abandoned;
   while (segment != nullptr) {
     Segment* next = segment->next;
-    __atomic_store_n(&segment->freed_into, false, __ATOMIC_RELAXED);
     abandoned_tidy(segment, nullptr);
     segment = next;
   }

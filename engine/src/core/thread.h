@@ -47,7 +47,7 @@ bool free_into_abandoned(Segment* segment, Page* page, void* p);
 // Some abandoned segment has remote frees nobody collected: the next live thread's slow
 // path or hs_collect collects them in place.
 extern std::atomic<bool> g_abandoned_freed_into;
-void reclaim_freed_into(ThreadData* td);
+void reclaim_freed_into();
 // Abandoned segments keep their free slices resident until this deadline (ms; 0 when none
 // waits) so a thread started in place of the exited one reuses them without page faults;
 // any live thread's purge round returns them after it.

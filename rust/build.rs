@@ -85,7 +85,6 @@ fn main() {
         .flag("-fno-stack-protector")
         .define("NDEBUG", None)
         .define("HS_PROFILER", "1")
-        .define("HS_OVERRIDE", "0")
         .warnings(false);
     let base = root.join("base");
     if base.is_dir() {

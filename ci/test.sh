@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The README's test command: installs dependencies, checks formatting, builds the Release,
-# ASan/UBSan and TSan presets, runs clang-tidy on the changed files, and runs the default
-# (non-slow) Release suite plus the tests labelled for each sanitizer.
+# ASan/UBSan, TSan and Debug presets, runs clang-tidy on the changed files, and runs the default
+# (non-slow) Release suite plus the tests labelled for each of the other presets (Debug: the
+# engine's tests with its invariant checks compiled in, HS_DEBUG=2).
 # Usage: bash ci/test.sh [--release-only]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -9,7 +10,7 @@ cd "$(dirname "$0")/.."
 bash ci/install-deps.sh
 bash ci/check-format.sh
 
-presets=(release asan tsan)
+presets=(release asan tsan debug)
 if [ "${1:-}" = "--release-only" ]; then presets=(release); fi
 
 status=0
@@ -25,7 +26,7 @@ for preset in "${presets[@]}"; do
     # Only the executables of the tests this preset runs (see tests_<label> in CMakeLists.txt).
     cmake --build --preset "$preset" --target "tests_$preset"
   fi
-  # The asan/tsan test presets select the tests labelled for them; the release preset leaves
+  # The asan/tsan/debug test presets select the tests labelled for them; the release preset leaves
   # out the timing tests, which then run one at a time so our own tests do not load the clock.
   if ! ctest --preset "$preset"; then status=1; fi
   if [ "$preset" = release ] && ! ctest --preset timing; then status=1; fi

@@ -17,10 +17,13 @@
 
 namespace heapscope {
 
-// Frees are counted by the freeing thread. A thread that only frees (a consumer) gets a heap
+// A free is counted on the block's heap when the freeing thread owns that heap (so a
+// first-class heap's statistics see its own frees on every path), else on the freeing thread's
+// heap: counters are plain per-thread adds. A thread that only frees (a consumer) gets a heap
 // on its first free, so its counting stays a plain add instead of a locked global one.
-static void count_free(size_t block_size) {
-  Heap* heap = tls_heap;
+static void count_free(Heap* block_heap, size_t block_size) {
+  Heap* heap = block_heap;
+  if (heap == nullptr || heap->thread_id != os::thread_id()) heap = tls_heap;
   if (HS_UNLIKELY(heap == &g_empty_heap)) heap = thread_heap_init();
   if (heap != nullptr) {
     heap->counters.free_count.add(1);
@@ -88,7 +91,8 @@ void free_generic(Page* page, void* p) {
   if (page_flags(page) & kPageSampled) sampled_free(page, p);
 #endif
   if (page_flags(page) & kPageHuge) {
-    count_free(page->block_size);
+    // Heap structs are never unmapped: a stale heap pointer only fails the owner test.
+    count_free(__atomic_load_n(&page->heap, __ATOMIC_RELAXED), page->block_size);
     huge_free(page);
     return;
   }
@@ -97,7 +101,7 @@ void free_generic(Page* page, void* p) {
   bool owner = owner_tid == os::thread_id();
   if (page_flags(page) & kPageChecked) check_free(page, p, owner);
   Block* block = static_cast<Block*>(p);
-  count_free(page->block_size);
+  count_free(owner ? page->heap : nullptr, page->block_size);
   // A page of an exited thread: freed in place. Normal (not huge) pages live in their
   // segment's header, so the segment is an align-down.
   if (owner_tid == 0 &&

@@ -128,6 +128,9 @@ void huge_fork_lock(bool acquire) {
 
 void* huge_alloc(Heap* heap, size_t size, size_t alignment, bool zero) {
   size_t offset = alignment > kHugeBlockOffset ? alignment : kHugeBlockOffset;
+  // A zero-byte request still gets a byte inside the mapping: free and usable_size find the
+  // block by its address, which must not be the mapping's end.
+  if (size == 0) size = 1;
   size_t page = os::page_size();
   if (size > kMaxAllocSize || offset > kMaxAllocSize - size) return nullptr;
   size_t mapped_size = (offset + size + page - 1) & ~(page - 1);

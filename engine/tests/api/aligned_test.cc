@@ -39,6 +39,23 @@ TEST(Aligned, EveryPowerOfTwoUpTo1MiB) {
   }
 }
 
+// Alignments above the huge block's usual offset put a block at the alignment inside its own
+// mapping; a zero-byte request there must still own a byte, or free cannot find it (it was
+// ignored as foreign and its mapping leaked).
+TEST(Aligned, ZeroBytesAtLargeAlignmentsAreRealBlocks) {
+  for (size_t align = 128 * kKiB; align <= 1 * kMiB; align *= 2) {
+    SCOPED_TRACE(testing::Message() << "align " << align);
+    const uint64_t huge_before = hs_test::stats_now().huge_count;
+    void* p = hs_malloc_aligned(0, align);
+    ASSERT_NE(p, nullptr);
+    EXPECT_TRUE(is_aligned(p, align));
+    EXPECT_GE(hs_usable_size(p), 1u);
+    EXPECT_EQ(hs_test::stats_now().huge_count, huge_before + 1);
+    hs_free(p);
+    EXPECT_EQ(hs_test::stats_now().huge_count, huge_before) << "the free was ignored";
+  }
+}
+
 TEST(Aligned, ManyLiveBlocksKeepTheirBytes) {
   // Live at the same time, so over-aligned blocks cannot overlap each other.
   std::vector<std::pair<void*, size_t>> live;

@@ -155,6 +155,21 @@ TEST(Stats, HeapsAndThreadsAreCounted) {
   EXPECT_EQ(after.allocated_bytes, a.allocated_bytes);
 }
 
+// Frees that leave the fast path (huge blocks, checked pages) are counted on the block's heap
+// when its owner frees them, like fast-path frees.
+TEST(Stats, HeapStatsCountTheOwnersGenericFrees) {
+  hs_heap_t* heap = hs_heap_new();
+  ASSERT_NE(heap, nullptr);
+  void* huge = hs_heap_malloc(heap, 20 * kMiB);
+  ASSERT_NE(huge, nullptr);
+  hs_free(huge);
+  hs_stats_t s = hs_test::heap_stats_now(heap);
+  EXPECT_EQ(s.alloc_count, 1u);
+  EXPECT_EQ(s.free_count, 1u);
+  EXPECT_EQ(s.allocated_bytes, 0u);
+  hs_heap_delete(heap);
+}
+
 TEST(Stats, HeapStatsCountOnlyThatHeap) {
   hs_heap_t* heap = hs_heap_new();
   ASSERT_NE(heap, nullptr);

@@ -142,6 +142,22 @@ inline hs_stats_t heap_stats_now(const hs_heap_t* heap) {
   return s;
 }
 
+// Sets an option for one scope and restores it: tests of behaviour that depends on an option
+// whose default differs between builds (check_frees is on in Debug) state the value they test.
+class ScopedOption {
+ public:
+  ScopedOption(hs_option_t option, long value) : option_(option), saved_(hs_option_get(option)) {
+    hs_option_set(option, value);
+  }
+  ~ScopedOption() { hs_option_set(option_, saved_); }
+  ScopedOption(const ScopedOption&) = delete;
+  ScopedOption& operator=(const ScopedOption&) = delete;
+
+ private:
+  hs_option_t option_;
+  long saved_;
+};
+
 // Hides a value from the optimizer (keeps the compiler from folding huge constant sizes).
 template <typename T>
 inline T opaque(T v) {

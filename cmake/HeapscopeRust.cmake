@@ -13,9 +13,12 @@ set(HEAPSCOPE_RUST_ARGS -DHS_CARGO=${HEAPSCOPE_CARGO} -DHS_RUSTC=${HEAPSCOPE_RUS
     -DHS_TARGET_DIR=${PROJECT_BINARY_DIR}/rust-target -DHS_WORK_DIR=${PROJECT_BINARY_DIR}/rust-test)
 add_test(NAME rust.cargo_test COMMAND ${CMAKE_COMMAND} ${HEAPSCOPE_RUST_ARGS} -DHS_STEP=test
   -P ${CMAKE_CURRENT_LIST_DIR}/tests/rust_crate.cmake)
+add_test(NAME rust.cargo_test_events COMMAND ${CMAKE_COMMAND} ${HEAPSCOPE_RUST_ARGS}
+  -DHS_STEP=test_events -P ${CMAKE_CURRENT_LIST_DIR}/tests/rust_crate.cmake)
 add_test(NAME rust.profile_self COMMAND ${CMAKE_COMMAND} ${HEAPSCOPE_RUST_ARGS} -DHS_STEP=example
   -P ${CMAKE_CURRENT_LIST_DIR}/tests/rust_crate.cmake)
-# One cargo target directory: the second run reuses the engine the first compiled.
-set_tests_properties(rust.cargo_test rust.profile_self PROPERTIES LABELS rust TIMEOUT 900
-  RESOURCE_LOCK heapscope_cargo_target)
+# One cargo target directory: the example reuses the engine the first run compiled (the
+# events variant compiles its own).
+set_tests_properties(rust.cargo_test rust.cargo_test_events rust.profile_self PROPERTIES
+  LABELS rust TIMEOUT 900 RESOURCE_LOCK heapscope_cargo_target)
 set_tests_properties(rust.profile_self PROPERTIES DEPENDS rust.cargo_test)

@@ -65,6 +65,9 @@ fn main() {
         units.push(unit);
     }
 
+    // The `memory-events` feature compiles the hook sites in (cargo sets this variable).
+    let memory_events = env::var_os("CARGO_FEATURE_MEMORY_EVENTS").is_some();
+
     let mut build = cc::Build::new();
     build
         .cpp(true)
@@ -85,6 +88,7 @@ fn main() {
         .flag("-fno-stack-protector")
         .define("NDEBUG", None)
         .define("HS_PROFILER", "1")
+        .define("HS_MEMORY_EVENTS", if memory_events { "1" } else { "0" })
         .warnings(false);
     let base = root.join("base");
     if base.is_dir() {

@@ -1,5 +1,6 @@
-# ctest rust.*: HS_STEP=test runs `cargo test --offline` in rust/; HS_STEP=example runs the
-# profile_self example and checks that `go tool pprof -top` names its Rust functions.
+# ctest rust.*: HS_STEP=test runs `cargo test --offline` in rust/, HS_STEP=test_events the same
+# with the `memory-events` feature (the engine compiled with its hook sites); HS_STEP=example
+# runs the profile_self example and checks that `go tool pprof -top` names its Rust functions.
 # Inputs: HS_STEP HS_CARGO HS_RUSTC HS_RUSTDOC HS_GO HS_CRATE_DIR HS_TARGET_DIR HS_WORK_DIR
 cmake_minimum_required(VERSION 3.25)
 
@@ -23,10 +24,21 @@ function(run out_var)
   set(${out_var} "${out}" PARENT_SCOPE)
 endfunction()
 
-if(HS_STEP STREQUAL "test")
-  run(out ${cargo} test --offline)
+if(HS_STEP STREQUAL "test" OR HS_STEP STREQUAL "test_events")
+  if(HS_STEP STREQUAL "test")
+    set(features "")
+    set(must_pass without_the_feature_every_call_reports_the_subsystem_off)
+  else()
+    set(features --features memory-events)
+    set(must_pass counters_callbacks_and_visitor_see_exactly_this_block)
+  endif()
+  run(out ${cargo} test --offline ${features})
   if(NOT out MATCHES "test result: ok\\. [1-9][0-9]* passed")
     message(FATAL_ERROR "cargo test ran no test")
+  endif()
+  # The feature's own test is compiled in only for its variant: it must have run.
+  if(NOT out MATCHES "${must_pass} \\.\\.\\. ok")
+    message(FATAL_ERROR "cargo test did not run ${must_pass}")
   endif()
 elseif(HS_STEP STREQUAL "example")
   if(NOT HS_GO)
@@ -43,5 +55,5 @@ elseif(HS_STEP STREQUAL "example")
     endif()
   endforeach()
 else()
-  message(FATAL_ERROR "HS_STEP must be test or example")
+  message(FATAL_ERROR "HS_STEP must be test, test_events or example")
 endif()

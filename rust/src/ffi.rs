@@ -1,10 +1,11 @@
-//! The C API of `engine/include/heapscope/heapscope.h` and `profile.h`, as far as the crate
-//! uses it. Struct layouts mirror the headers field for field (the statistics structs are the
+//! The C API of `engine/include/heapscope/heapscope.h`, `profile.h` and `memory_events.h`, as
+//! far as the crate uses it. Struct layouts mirror the headers field for field (the statistics structs are the
 //! public `Stats` and `ProfStats`, `#[repr(C)]`).
 #![allow(non_camel_case_types)]
 
 use std::os::raw::{c_char, c_int, c_void};
 
+use crate::memory_events::{Change, Snapshot};
 use crate::profiler::ProfStats;
 use crate::stats::Stats;
 
@@ -34,6 +35,10 @@ pub struct hs_prof_config_t {
     pub dump_format: u32,
     pub reserved0: u32,
 }
+
+pub type hs_memory_change_fn = unsafe extern "C" fn(change: *const Change, arg: *mut c_void);
+pub type hs_memory_visit_fn =
+    unsafe extern "C" fn(address: *mut c_void, usable_size: usize, arg: *mut c_void) -> bool;
 
 pub type hs_prof_write_fn =
     unsafe extern "C" fn(arg: *mut c_void, data: *const c_void, len: usize) -> bool;
@@ -66,4 +71,19 @@ extern "C" {
         arg: *mut c_void,
     ) -> bool;
     pub fn hs_prof_stats_get(stats: *mut ProfStats) -> bool;
+
+    pub fn hs_memory_events_available() -> bool;
+    pub fn hs_memory_events_set_enabled(enabled: bool) -> bool;
+    pub fn hs_memory_events_enabled() -> bool;
+    pub fn hs_memory_events_snapshot(out: *mut Snapshot) -> bool;
+    // kind is the C enum hs_memory_change_kind_t (an int); an unknown kind is refused.
+    pub fn hs_memory_events_set_callback(
+        kind: u32,
+        callback: Option<hs_memory_change_fn>,
+        arg: *mut c_void,
+    ) -> bool;
+    pub fn hs_memory_events_visit(visitor: Option<hs_memory_visit_fn>, arg: *mut c_void) -> bool;
+    pub fn hs_unwrapped_malloc(size: usize, alignment: usize) -> *mut c_void;
+    pub fn hs_unwrapped_free(p: *mut c_void);
+    pub fn hs_unwrapped_realloc(p: *mut c_void, size: usize, alignment: usize) -> *mut c_void;
 }

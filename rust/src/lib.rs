@@ -25,6 +25,7 @@
 
 mod error;
 mod ffi;
+pub mod memory_events;
 pub mod profiler;
 mod stats;
 
@@ -105,5 +106,7 @@ pub fn version() -> i32 {
     unsafe { ffi::hs_version() }
 }
 
+#[cfg(test)]
+mod memory_events_tests;
 #[cfg(test)]
 mod tests;

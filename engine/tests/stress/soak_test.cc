@@ -195,11 +195,11 @@ TEST(Soak, RandomTrafficWithThreadAndProfilerChurnKeepsMemoryFlat) {
   profiler.join();
   exchange.drain();
 
-  std::printf("soak: %d s, %llu worker generations, %llu dumps, RSS peak %zu MiB in warm-up, "
-              "%zu MiB after\n",
-              seconds, static_cast<unsigned long long>(generation),
-              static_cast<unsigned long long>(dumps.load()), warm_peak / kMiB,
-              later_peak / kMiB);
+  std::printf(
+      "soak: %d s, %llu worker generations, %llu dumps, RSS peak %zu MiB in warm-up, "
+      "%zu MiB after\n",
+      seconds, static_cast<unsigned long long>(generation),
+      static_cast<unsigned long long>(dumps.load()), warm_peak / kMiB, later_peak / kMiB);
   EXPECT_EQ(Exchange::g_bad_blocks.load(), 0u) << "blocks whose content changed before free";
   EXPECT_GT(generation, static_cast<uint64_t>(kWorkers)) << "threads did not come and go";
   EXPECT_GT(dumps.load(), 0u) << "the profiler never produced a dump";

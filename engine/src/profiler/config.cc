@@ -123,7 +123,10 @@ constexpr Option kOptions[] = {
        s.accum = c.accum != 0;
        return true;
      },
-     [](const EnvValue& v, Settings& s) { s.accum = v.flag; }},
+     [](const EnvValue& v, Settings& s) {
+       s.accum = v.flag;
+       s.accum_given = true;
+     }},
     {HS_PROF_FIELD_STACK_DEPTH, "HEAPSCOPE_PROF_BT_MAX", Parse::kPositive,
      [](const hs_prof_config_t& c, Settings& s) {
        s.depth = clamp_depth(c.max_stack_depth);

@@ -14,6 +14,8 @@ struct Settings {
   uint64_t max_bytes = 0;
   uint64_t seed = 0;  // 0: draw one
   bool accum = false;
+  bool accum_given = false;  // HEAPSCOPE_PROF_ACCUM was set (the start-up session's default
+                             // differs, see prof_process_init)
   uint32_t depth = HS_PROF_DEFAULT_STACK_DEPTH;
   bool exit_path_given = false;
   const char* exit_path = nullptr;

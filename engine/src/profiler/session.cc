@@ -74,6 +74,11 @@ void prof_process_init() {
   set_exit_dump(environment);
   interval_dumps_configure(environment);
   if (environment_requests_profiling()) {
+    // A session started by HEAPSCOPE_PROF=1 is usually read once, at exit, when a program
+    // that frees its data has nothing in use left: it keeps the cumulative counts
+    // (alloc_space/alloc_objects) unless HEAPSCOPE_PROF_ACCUM=0. Their cost is on sampled
+    // allocations only, plus the stacks they keep (within the profiler's byte budget).
+    if (!environment.accum_given) environment.accum = true;
     if (!start_session(environment)) {
       warning("heapscope: HEAPSCOPE_PROF=1 but the profiler could not start");
     }

@@ -14,6 +14,7 @@
 #include "behaviour_support.h"
 #include "profile_fixture.h"
 #include "proto_decoder.h"
+#include "reader_support.h"
 
 #if !defined(HS_PRELOAD_LIBRARY) || !defined(HS_TREE_CHILD)
 #error "HS_PRELOAD_LIBRARY and HS_TREE_CHILD must name the library and the child program"
@@ -242,6 +243,17 @@ TEST(ProfTree, NumberedProfilesOverInUseGrowthAreBounded) {
   double first = attribute(dir.file("srv.0001.pb.gz"))["wrapped_main"];
   double third = attribute(dir.file("srv.0003.pb.gz"))["wrapped_main"];
   EXPECT_GT(third, first + 3.0);
+
+  // The reader's own difference: go tool pprof -diff_base shows the in-use growth between them.
+  if (!hs_test::tool_available("go")) GTEST_SKIP() << "go is not installed";
+  hs_test::ScratchDir scratch;
+  hs_test::CommandResult diff = scratch.go_pprof("-raw -diff_base='" + dir.file("srv.0001.pb.gz") +
+                                                 "' '" + dir.file("srv.0003.pb.gz") + "'");
+  ASSERT_EQ(diff.status, 0) << diff.output;
+  std::vector<int64_t> totals = hs_test::raw_totals(diff.output);
+  ASSERT_EQ(totals.size(), 4u) << diff.output;  // alloc objects/space, inuse objects/space
+  EXPECT_GT(static_cast<double>(totals[3]) / kMiB, 3.0) << diff.output;
+  EXPECT_LT(static_cast<double>(totals[3]) / kMiB, (third - first) * 1.5) << diff.output;
 }
 
 TEST(ProfTree, PidAndProgramNameEscapes) {

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "harness/app/app_campaign.h"
+#include "harness/campaign/output_lock.h"
 #include "harness/campaign/raw_run_header.h"
 #include "harness/cli/commands.h"
 #include "harness/report/app_report.h"
@@ -38,6 +39,7 @@ int run_app(AppOptions& o) {
   if (o.seed_given) o.spec.seed = o.seed;
   const AppCampaign c = prepare_app_campaign(o.spec);
   const std::string out = o.out.empty() ? default_out(c.spec) : o.out;
+  const OutputLock lock(out);  // one writer per raw run
   Json raw = new_app_raw_run(c);
   RawRunWriter writer(out);
   if (c.probe.blocked && !c.spec.force) {

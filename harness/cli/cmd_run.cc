@@ -8,6 +8,7 @@
 
 #include "harness/campaign/campaign_exec.h"
 #include "harness/campaign/campaign_setup.h"
+#include "harness/campaign/output_lock.h"
 #include "harness/campaign/raw_run_header.h"
 #include "harness/cli/commands.h"
 #include "harness/registry/host_info.h"
@@ -52,6 +53,8 @@ int run_campaign(const RunOptions& o) {
   const std::string out =
       o.out.empty() ? "hsbench-" + std::filesystem::path(o.campaign).stem().string() + ".raw.json"
                     : o.out;
+  // Before looking at the file: a second run or resume of the same output is refused.
+  const OutputLock lock(out);
   std::error_code ec;
   const bool exists = std::filesystem::exists(out, ec);
   Json raw;

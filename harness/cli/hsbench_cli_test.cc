@@ -1,6 +1,11 @@
 // Drives the real hsbench binary: help, errors and exit codes are part of its interface.
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
@@ -45,13 +50,68 @@ TEST(HsbenchCli, UnknownSampleIsAUsageError) {
                    " (ids look like <workload>/t<threads>/b<block>/<allocator>)\n");
 }
 
+// A scratch folder holding a copy of the golden raw run (runs write next to their output).
+class RawRunCopy {
+ public:
+  RawRunCopy() {
+    char pattern[] = "/tmp/hsbench_cli_XXXXXX";
+    if (mkdtemp(pattern) != nullptr) dir_ = pattern;
+    path_ = dir_ + "/run.raw.json";
+    std::filesystem::copy_file(kCampaignRaw, path_);
+  }
+  ~RawRunCopy() {
+    std::error_code ignored;
+    std::filesystem::remove_all(dir_, ignored);
+  }
+  const std::string& path() const { return path_; }
+  std::string bytes() const {
+    std::ifstream in(path_, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  }
+
+ private:
+  std::string dir_;
+  std::string path_;
+};
+
+void write_lock(const std::string& raw_path, pid_t pid) {
+  std::ofstream(raw_path + ".lock") << pid << "\n";
+}
+
 TEST(HsbenchCli, RunRefusesToOverwriteOrReshapeARawRun) {
-  expect_error(hsbench({"run", "--out", kCampaignRaw}), 1,
-               "hsbench run: " + kCampaignRaw +
+  RawRunCopy raw;
+  expect_error(hsbench({"run", "--out", raw.path()}), 1,
+               "hsbench run: " + raw.path() +
                    " exists; pass --resume to continue it, or choose another --out\n");
-  expect_error(hsbench({"run", "--resume", "--blocks", "2", "--out", kCampaignRaw}), 2,
-               "hsbench run: --resume takes the campaign from " + kCampaignRaw +
+  expect_error(hsbench({"run", "--resume", "--blocks", "2", "--out", raw.path()}), 2,
+               "hsbench run: --resume takes the campaign from " + raw.path() +
                    "; do not combine it with options that change the campaign\n");
+  EXPECT_FALSE(std::filesystem::exists(raw.path() + ".lock")) << "a refused run left its lock";
+}
+
+// Two writers of one raw run: the second is refused while the first (here: this test's own
+// live pid in the lock) holds it, and the file is untouched; a lock whose holder is gone is
+// taken over.
+TEST(HsbenchCli, SecondWriterOfARawRunIsRefusedAndAStaleLockIsTakenOver) {
+  RawRunCopy raw;
+  const std::string before = raw.bytes();
+  write_lock(raw.path(), getpid());
+  expect_error(hsbench({"run", "--resume", "--out", raw.path()}), 1,
+               "hsbench run: " + raw.path() + " is being written by hsbench process " +
+                   std::to_string(getpid()));
+  EXPECT_EQ(raw.bytes(), before);
+  EXPECT_TRUE(std::filesystem::exists(raw.path() + ".lock")) << "someone else's lock removed";
+
+  const pid_t gone = fork();
+  if (gone == 0) _exit(0);
+  ASSERT_GT(gone, 0);
+  ASSERT_EQ(waitpid(gone, nullptr, 0), gone);
+  write_lock(raw.path(), gone);
+  // Past the lock (the golden run itself cannot be resumed: it names no workloads to run).
+  const CommandResult r = hsbench({"run", "--resume", "--out", raw.path()});
+  EXPECT_FALSE(contains(r.err, "is being written")) << r.err;
+  EXPECT_TRUE(contains(r.err, "the campaign lists no workloads")) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(raw.path() + ".lock")) << "the lock outlived its run";
 }
 
 TEST(HsbenchCli, VerifyOfAMissingSiteIsAFailure) {

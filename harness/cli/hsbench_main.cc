@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "harness/campaign/campaign_spec.h"
+#include "harness/campaign/output_lock.h"
 #include "harness/campaign/raw_run.h"
 #include "harness/cli/commands.h"
 #include "harness/cli/errors.h"
@@ -81,6 +82,9 @@ int report_error(const std::string& who) {
     say(e.what());
     return kExitUsage;
   } catch (const RawRunError& e) {
+    say(e.what());
+    return kExitFailure;
+  } catch (const OutputLockError& e) {
     say(e.what());
     return kExitFailure;
   } catch (const std::exception& e) {

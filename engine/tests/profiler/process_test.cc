@@ -214,8 +214,7 @@ TEST(ProfProcess, StackDepthFromBtMax) {
 TEST(ProfProcess, AccumFromTheEnvironment) {
   // The session HEAPSCOPE_PROF=1 starts accumulates by default (its exit profile would
   // otherwise be empty for a program that frees its data); HEAPSCOPE_PROF_ACCUM=0 turns it off.
-  ChildReport by_default =
-      report_run({"HEAPSCOPE_PROF=1", "HEAPSCOPE_PROF_SAMPLE_INTERVAL=4096"});
+  ChildReport by_default = report_run({"HEAPSCOPE_PROF=1", "HEAPSCOPE_PROF_SAMPLE_INTERVAL=4096"});
   EXPECT_EQ(by_default.u64("ACCUM"), 1u);
   EXPECT_GT(by_default.u64("ACCUM_SAMPLES"), by_default.u64("LIVE"));
   ChildReport off = report_run(

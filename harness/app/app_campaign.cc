@@ -63,7 +63,15 @@ AppCampaign prepare_app_campaign(AppSpec spec) {
   }
 
   std::vector<AllocatorSpec> specs = registry_specs({engine_libraries(), spec.user_allocators});
-  if (!spec.allocators.empty()) specs = select_allocators(specs, spec.allocators);
+  if (!spec.allocators.empty()) {
+    std::vector<std::string> added;
+    const std::vector<std::string> ids = with_user_allocators(spec.allocators, specs, &added);
+    for (const std::string& id : added) {
+      std::cerr << "hsbench app: allocator " << id
+                << " given with --allocator but not in --allocators: added\n";
+    }
+    specs = select_allocators(specs, ids);
+  }
   for (const AllocatorSpec& s : specs) {
     c.allocators.push_back(inspect_allocator(s, self_probe()));
     if (!c.allocators.back().available) {

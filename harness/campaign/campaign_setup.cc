@@ -72,6 +72,12 @@ ResolvedCampaign resolve_campaign(CampaignSpec spec) {
 
   std::vector<AllocatorSpec> specs = registry_specs({engine_libraries(), spec.user_allocators});
   if (!spec.allocators.empty()) {
+    std::vector<std::string> added;
+    spec.allocators = with_user_allocators(spec.allocators, specs, &added);
+    for (const std::string& id : added) {
+      std::cerr << "hsbench: allocator " << id
+                << " given with --allocator but not in --allocators: added to the campaign\n";
+    }
     specs = select_allocators(specs, spec.allocators);
   }
   for (const AllocatorSpec& s : specs) {

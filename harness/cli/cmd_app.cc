@@ -77,7 +77,8 @@ void add_app_command(CLI::App& app, CommandAction& run) {
       ->delimiter(',')
       ->type_name("ID,...");
   cmd->add_option("--allocator", s.user_allocators,
-                  "Add an allocator from a shared library (repeatable; default: none)")
+                  "Add an allocator from a shared library, measured even if --allocators omits it "
+                  "(repeatable; default: none)")
       ->type_name("NAME=PATH");
   cmd->add_option("--blocks", s.blocks, "Paired blocks (one run per allocator each; count)")
       ->capture_default_str();

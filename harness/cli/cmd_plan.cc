@@ -73,7 +73,8 @@ void add_plan_command(CLI::App& app, CommandAction& run) {
       ->delimiter(',')
       ->type_name("ID,...");
   cmd->add_option("--allocator", o->user_allocators,
-                  "Add an allocator from a shared library (repeatable; default: none)")
+                  "Add an allocator from a shared library, measured even if --allocators omits it "
+                  "(repeatable; default: none)")
       ->type_name("NAME=PATH");
   CLI::Option* seed =
       cmd->add_option("--seed", o->seed,

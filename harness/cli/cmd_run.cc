@@ -118,8 +118,10 @@ void add_run_command(CLI::App& app, CommandAction& run) {
           ->delimiter(',')
           ->type_name("ID,..."));
   shaping.push_back(
-      cmd->add_option("--allocator", o->user_allocators,
-                      "Add an allocator from a shared library (repeatable; default: none)")
+      cmd->add_option(
+             "--allocator", o->user_allocators,
+             "Add an allocator from a shared library, measured even if --allocators omits it "
+             "(repeatable; default: none)")
           ->type_name("NAME=PATH"));
   shaping.push_back(
       cmd->add_option("--workloads", o->workloads, "Workload names (default: the campaign's)")

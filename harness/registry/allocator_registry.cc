@@ -45,6 +45,7 @@ AllocatorSpec user_spec(const std::string& name_eq_path) {
   spec.library = std::filesystem::absolute(path, ec).string();
   spec.description = "user-supplied library";
   spec.missing_reason = "file missing";
+  spec.user_supplied = true;
   return spec;
 }
 
@@ -74,6 +75,19 @@ std::vector<AllocatorSpec> select_allocators(const std::vector<AllocatorSpec>& s
     if (!has_id(chosen, id)) chosen.push_back(*it);
   }
   return chosen;
+}
+
+std::vector<std::string> with_user_allocators(std::vector<std::string> ids,
+                                              const std::vector<AllocatorSpec>& specs,
+                                              std::vector<std::string>* added) {
+  if (ids.empty()) return ids;
+  for (const AllocatorSpec& s : specs) {
+    if (s.user_supplied && std::find(ids.begin(), ids.end(), s.id) == ids.end()) {
+      ids.push_back(s.id);
+      added->push_back(s.id);
+    }
+  }
+  return ids;
 }
 
 const AllocatorInfo* find_allocator(const std::vector<AllocatorInfo>& infos,

@@ -38,6 +38,7 @@ struct AllocatorSpec {
   // When set, the allocator is listed (with provenance) but never run: a row that would
   // measure something other than its name says (e.g. a profiler that does not exist yet).
   std::string unavailable_reason;
+  bool user_supplied = false;  // from --allocator NAME=PATH
 };
 
 struct AllocatorInfo {
@@ -66,6 +67,14 @@ std::vector<AllocatorSpec> registry_specs(const RegistryOptions& options);
 // id and the known ones.
 std::vector<AllocatorSpec> select_allocators(const std::vector<AllocatorSpec>& specs,
                                              const std::vector<std::string>& ids);
+
+// The ids to run when `ids` were listed (--allocators) and libraries were also supplied with
+// --allocator NAME=PATH: a supplied library is there to be measured, so each one missing from
+// the list is appended and named in *added (for the caller to say so). An empty list means
+// every allocator already and is returned as it is.
+std::vector<std::string> with_user_allocators(std::vector<std::string> ids,
+                                              const std::vector<AllocatorSpec>& specs,
+                                              std::vector<std::string>* added);
 
 // Fills in provenance and availability; `probe` is run in a child set up like a campaign child
 // to prove the library really serves malloc there.

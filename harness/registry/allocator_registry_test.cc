@@ -120,6 +120,21 @@ TEST(AllocatorRegistry, UserAllocatorByPath) {
   EXPECT_EQ(info.sha256, inspect_id("mimalloc").sha256);
 }
 
+// A library given with --allocator NAME=PATH is measured even when --allocators omits it.
+TEST(AllocatorRegistry, UserAllocatorsJoinAnExplicitList) {
+  const std::string mimalloc = inspect_id("mimalloc").spec.library;
+  const auto specs = registry_specs({kMissingEngine, {"mine=" + mimalloc, "other=" + mimalloc}});
+  std::vector<std::string> added;
+  EXPECT_EQ(with_user_allocators({"glibc", "other"}, specs, &added),
+            (std::vector<std::string>{"glibc", "other", "mine"}));
+  EXPECT_EQ(added, (std::vector<std::string>{"mine"}));
+  added.clear();
+  EXPECT_TRUE(with_user_allocators({}, specs, &added).empty()) << "empty already means all";
+  EXPECT_TRUE(added.empty());
+  EXPECT_EQ(with_user_allocators({"glibc"}, registry_specs({kMissingEngine, {}}), &added),
+            (std::vector<std::string>{"glibc"}));
+}
+
 TEST(AllocatorRegistry, UserAllocatorErrors) {
   const std::string mimalloc = inspect_id("mimalloc").spec.library;
   EXPECT_THROW(registry_specs({kMissingEngine, {"mine=/nonexistent/libmine.so"}}), RegistryError);

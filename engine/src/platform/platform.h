@@ -98,4 +98,8 @@ void at_fork(void (*prepare)(), void (*parent)(), void (*child)());
 // Gives up the processor (spin-lock back-off).
 void yield();
 
+// The next definition of `name` after the engine's own in symbol lookup order (the one the
+// engine interposes), or nullptr. May allocate: never call it from inside malloc.
+void* next_definition(const char* name);
+
 }  // namespace heapscope::os

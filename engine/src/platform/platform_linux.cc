@@ -1,4 +1,5 @@
 // Linux implementation of the platform contract (platform.h).
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -231,5 +232,9 @@ void at_fork(void (*prepare)(), void (*parent)(), void (*child)()) {
 }
 
 void yield() { sched_yield(); }
+
+// RTLD_NEXT searches after the object that holds this code, which is the engine's library (or
+// the program the static library is linked into), as for the interposed functions.
+void* next_definition(const char* name) { return dlsym(RTLD_NEXT, name); }
 
 }  // namespace heapscope::os

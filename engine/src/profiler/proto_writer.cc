@@ -1,7 +1,7 @@
 // profile.proto, hand-encoded: values already unsampled, addresses are
 // return address - 1, one Mapping per executable segment with the main executable first, and
 // optionally Function/Line filled from the modules' symbol tables. Nothing here calls malloc
-// (except the demangler); gzip_append (proto_encoder) keeps zlib on raw pages too.
+// (except the demangler); gzip_append (gzip_writer) works on raw pages too.
 //
 // Layout written: sample_type x4, sample*, mapping*, location*, function*, string_table*,
 // time_nanos, period_type, period, comment, default_sample_type.
@@ -9,16 +9,20 @@
 
 #if HS_PROFILER
 
-#include <cxxabi.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "profiler/gzip_writer.h"
 #include "profiler/modules.h"
 #include "profiler/profile_writer.h"
 #include "profiler/proto_encoder.h"
 #include "profiler/symbolizer.h"
+
+// The demangler is the program's C++ runtime's, when it has one loaded (function_for): a weak
+// reference, so the engine itself needs no C++ runtime.
+extern "C" __attribute__((weak)) char* __cxa_demangle(const char* mangled, char* buffer,
+                                                      size_t* length, int* status);
 
 namespace heapscope::prof {
 namespace {
@@ -86,7 +90,13 @@ bool append_zeroed(OsBuffer& buffer, size_t bytes) {
   return true;
 }
 
-int64_t rounded(double value) { return value > 0 ? static_cast<int64_t>(llround(value)) : 0; }
+// To nearest, halves away from zero (llround without libm); negatives are 0.
+int64_t rounded(double value) {
+  if (!(value > 0)) return 0;
+  if (value >= 0x1.0p63) return INT64_MAX;
+  int64_t whole = static_cast<int64_t>(value);
+  return value - static_cast<double>(whole) >= 0.5 ? whole + 1 : whole;  // exact difference
+}
 
 class ProtoBuilder {
  public:
@@ -269,11 +279,15 @@ class ProtoBuilder {
     uint64_t system_name = strings_.intern(symbol.name);
     uint64_t name = system_name;
     if (symbol.name[0] == '_' && symbol.name[1] == 'Z') {
-      // The one allocation of a dump: the caller runs us with sampling suppressed.
-      int status = 0;
-      char* demangled = abi::__cxa_demangle(symbol.name, nullptr, nullptr, &status);
-      if (demangled != nullptr && status == 0) name = strings_.intern(demangled);
-      free(demangled);
+      // The one allocation of a dump: the caller runs us with sampling suppressed. The
+      // demangler is the program's (a weak reference): a program without a C++ runtime
+      // loaded gets the mangled names.
+      if (&__cxa_demangle != nullptr) {
+        int status = 0;
+        char* demangled = __cxa_demangle(symbol.name, nullptr, nullptr, &status);
+        if (demangled != nullptr && status == 0) name = strings_.intern(demangled);
+        free(demangled);
+      }
     }
     if (!push(functions_, Function{name, system_name})) return 0;
     id = static_cast<uint32_t>(item_count<Function>(functions_));
@@ -365,7 +379,7 @@ bool write_proto_profile(const ProfileData& profile, const ProtoOptions& options
   ProtoBuilder builder(profile, options);
   if (!options.gzip) return builder.build(out);
   OsBuffer encoded;
-  return builder.build(encoded) && proto::gzip_append(encoded, out);
+  return builder.build(encoded) && gzip_append(encoded.data(), encoded.size(), out);
 }
 
 }  // namespace heapscope::prof

@@ -55,6 +55,14 @@ inline double log_positive(double y) {
   return e * kLn2Hi + (e * kLn2Lo + log_m);
 }
 
+// exp(r) - 1 for |r| < 1/2: the Taylor series, |r|^k / k! < 2^-60 by k = 18, summed
+// innermost first as r (1 + r/2 (1 + r/3 (...))) so every step adds to about 1.
+inline double expm1_small(double r) {
+  double inner = 1.0;
+  for (int n = 18; n >= 2; --n) inner = 1.0 + inner * r / n;
+  return r * inner;
+}
+
 }  // namespace detail
 
 // log(1 + x) for x > -1, accurate also where x is tiny. The rounding of 1 + x is undone by
@@ -73,27 +81,13 @@ inline double expm1(double x) {
   if (x != x) return x;
   if (x < -40.0) return -1.0;  // exp(x) < 2^-57: -1 to the last bit
   if (x > 709.0) return __builtin_inf();
-  if (x > -0.5 && x < 0.5) {
-    // Taylor series; |x|^k / k! < 2^-60 by k = 18.
-    double term = x;
-    double sum = x;
-    for (int k = 2; k <= 18; ++k) {
-      term *= x / k;
-      sum += term;
-    }
-    return sum;
-  }
-  // exp(x) = 2^k exp(r), x = k ln2 + r, |r| <= ln2 / 2 (Taylor to k = 18 again). Here
-  // |exp(x) - 1| >= 0.39, so the subtraction loses no relative accuracy.
+  if (x > -0.5 && x < 0.5) return detail::expm1_small(x);
+  // x = k ln2 + r with |r| <= ln2 / 2: exp(x) - 1 = 2^k (exp(r) - 1) + (2^k - 1), where
+  // 2^k - 1 is exact for the k that matter (|k| <= 53) and the first term carries the error.
   int k = static_cast<int>(x * 1.44269504088896340736 + (x < 0 ? -0.5 : 0.5));
   double r = (x - k * detail::kLn2Hi) - k * detail::kLn2Lo;
-  double term = 1.0;
-  double sum = 1.0;
-  for (int n = 1; n <= 18; ++n) {
-    term *= r / n;
-    sum += term;
-  }
-  return sum * detail::pow2(k) - 1.0;
+  double scale = detail::pow2(k);
+  return scale * detail::expm1_small(r) + (scale - 1.0);
 }
 
 }  // namespace heapscope::math

@@ -59,8 +59,8 @@ TEST(ExpLog, Expm1MatchesLibm) {
   // sampling.cc: expm1(-size / interval), size from 1 byte to far beyond the interval.
   over_log_range(0x1.0p-60, 745.0, -1.0, check);
   over_log_range(0x1.0p-60, 709.0, 1.0, check);
-  for (double x : {0.0, -0.0, 0x1.0p-1074, -0.5, 0.5, -0.49999999, 0.4999999, -40.0, -41.0,
-                   -1000.0}) {
+  for (double x :
+       {0.0, -0.0, 0x1.0p-1074, -0.5, 0.5, -0.49999999, 0.4999999, -40.0, -41.0, -1000.0}) {
     check(x);
   }
   EXPECT_EQ(heapscope::math::expm1(-INFINITY), -1.0);

@@ -54,10 +54,17 @@ TEST(GzipWriter, Crc32KnownValues) {
 }
 
 TEST(GzipWriter, ZlibDecodesExactlyTheInput) {
-  std::vector<std::string> inputs = {"", "a", "ab", "abc", "abcabcabcabcabc",
-                                     std::string(100000, 'x'), random_bytes(70000, 1),
-                                     random_bytes(200000, 2, 4), with_matches(300000, 3, 32768),
-                                     with_matches(100000, 4, 40000), with_matches(5000, 5, 3)};
+  std::vector<std::string> inputs = {"",
+                                     "a",
+                                     "ab",
+                                     "abc",
+                                     "abcabcabcabcabc",
+                                     std::string(100000, 'x'),
+                                     random_bytes(70000, 1),
+                                     random_bytes(200000, 2, 4),
+                                     with_matches(300000, 3, 32768),
+                                     with_matches(100000, 4, 40000),
+                                     with_matches(5000, 5, 3)};
   // Every match length 3..258 once, each after a fresh literal.
   std::string lengths;
   for (size_t length = 3; length <= 258; ++length) {

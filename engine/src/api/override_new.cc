@@ -3,8 +3,10 @@
 //
 // The engine links no C++ runtime (engine/README.md, "Dependencies"), so what needs one comes
 // from the program's: std::get_new_handler and std::__throw_bad_alloc are weak references,
-// present whenever the program is C++ and has libstdc++ (or libc++) loaded. A program without
-// one cannot have installed a handler and never calls the throwing forms.
+// bound at load time whenever the program is C++ and has libstdc++ (or libc++) loaded, and
+// otherwise looked up when a new fails (a C program that loaded C++ code later, such as a
+// Python extension module). A process
+// without a runtime cannot have installed a handler and never calls the throwing forms.
 #include <new>
 
 #include "core/alloc_inline.h"
@@ -19,12 +21,21 @@ using namespace heapscope;
 
 namespace {
 
+// The weak reference if it was bound, else whatever the process has loaded since (both run
+// only after an allocation failed: the lookup may allocate, never inside malloc).
+template <typename Fn>
+Fn runtime_function(Fn weak, const char* name) {
+  return weak != nullptr ? weak : reinterpret_cast<Fn>(os::cxx_runtime_definition(name));
+}
+
 std::new_handler current_new_handler() {
-  return &std::get_new_handler != nullptr ? std::get_new_handler() : nullptr;
+  auto get = runtime_function(&std::get_new_handler, "_ZSt15get_new_handlerv");
+  return get != nullptr ? get() : nullptr;
 }
 
 [[noreturn]] HS_NOINLINE void throw_bad_alloc() {
-  if (&std::__throw_bad_alloc != nullptr) std::__throw_bad_alloc();
+  auto raise = runtime_function(&std::__throw_bad_alloc, "_ZSt17__throw_bad_allocv");
+  if (raise != nullptr) raise();
   // Unreachable in practice: only C++ code calls the throwing forms, and it brings a runtime.
   fatal("heapscope: operator new failed and no C++ runtime is loaded to throw std::bad_alloc");
 }

@@ -237,4 +237,16 @@ void yield() { sched_yield(); }
 // the program the static library is linked into), as for the interposed functions.
 void* next_definition(const char* name) { return dlsym(RTLD_NEXT, name); }
 
+void* cxx_runtime_definition(const char* name) {
+  if (void* found = dlsym(RTLD_DEFAULT, name)) return found;
+  // RTLD_NOLOAD only finds a library already loaded; the reference it takes is kept, so what
+  // it returns stays valid.
+  for (const char* soname : {"libstdc++.so.6", "libc++abi.so.1", "libc++.so.1"}) {
+    void* library = dlopen(soname, RTLD_LAZY | RTLD_NOLOAD);
+    if (library == nullptr) continue;
+    if (void* found = dlsym(library, name)) return found;
+  }
+  return nullptr;
+}
+
 }  // namespace heapscope::os

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "platform/platform.h"
 #include "profiler/gzip_writer.h"
 #include "profiler/modules.h"
 #include "profiler/profile_writer.h"
@@ -279,12 +280,11 @@ class ProtoBuilder {
     uint64_t system_name = strings_.intern(symbol.name);
     uint64_t name = system_name;
     if (symbol.name[0] == '_' && symbol.name[1] == 'Z') {
-      // The one allocation of a dump: the caller runs us with sampling suppressed. The
-      // demangler is the program's (a weak reference): a program without a C++ runtime
-      // loaded gets the mangled names.
-      if (&__cxa_demangle != nullptr) {
+      // The one allocation of a dump: the caller runs us with sampling suppressed. A process
+      // without a C++ runtime loaded gets the mangled names.
+      if (DemangleFn demangle = demangler(); demangle != nullptr) {
         int status = 0;
-        char* demangled = __cxa_demangle(symbol.name, nullptr, nullptr, &status);
+        char* demangled = demangle(symbol.name, nullptr, nullptr, &status);
         if (demangled != nullptr && status == 0) name = strings_.intern(demangled);
         free(demangled);
       }
@@ -371,6 +371,20 @@ class ProtoBuilder {
   OsBuffer scratch_;       // the submessage being encoded
   OsBuffer label_;         // a submessage nested in scratch_
   Symbolizer symbolizer_;
+
+  // The weak reference if it was bound at load time, else a runtime loaded since (a C program
+  // that loaded C++ code later), looked up once per dump.
+  using DemangleFn = char* (*)(const char*, char*, size_t*, int*);
+  DemangleFn demangler() {
+    if (&__cxa_demangle != nullptr) return __cxa_demangle;
+    if (!demangler_looked_up_) {
+      demangler_looked_up_ = true;
+      demangler_ = reinterpret_cast<DemangleFn>(os::cxx_runtime_definition("__cxa_demangle"));
+    }
+    return demangler_;
+  }
+  DemangleFn demangler_ = nullptr;
+  bool demangler_looked_up_ = false;
 };
 
 }  // namespace

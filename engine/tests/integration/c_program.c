@@ -2,7 +2,8 @@
 // the static library by the C compiler driver (so the archive must need nothing from libstdc++,
 // libm or zlib), and plain, run under LD_PRELOAD=libheapscope.so (HS_C_PRELOADED). Either way
 // the C library's allocations must be the engine's, and the process must have no C++ runtime
-// loaded (the engine libraries need only libc).
+// loaded (the engine libraries need only libc). Given a path (cxx_new_probe.cc built as a
+// library), it then loads that C++ code privately and checks that a failing new still throws.
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <stdio.h>
@@ -18,7 +19,7 @@ static int fail(const char* what) {
   return 1;
 }
 
-int main(void) {
+int main(int argc, char** argv) {
   int (*in_heap)(const void*) = NULL;
 #ifdef HS_C_PRELOADED
   *(void**)&in_heap = dlsym(RTLD_DEFAULT, "hs_is_in_heap_region");
@@ -42,5 +43,19 @@ int main(void) {
     }
   }
   puts("c_program: the engine serves malloc, only libc loaded");
+  if (argc > 1) {
+    void* probe = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
+    if (probe == NULL) return fail(dlerror());
+    int (*probe_new_failure)(void) = NULL;
+    *(void**)&probe_new_failure = dlsym(probe, "hs_probe_new_failure");
+    if (probe_new_failure == NULL) return fail("hs_probe_new_failure not found");
+    int failed_check = probe_new_failure();
+    if (failed_check != 0) {
+      fprintf(stderr, "c_program: C++ code loaded late: new-failure check %d failed\n",
+              failed_check);
+      return 1;
+    }
+    puts("c_program: C++ code loaded late gets bad_alloc and its new-handler");
+  }
   return 0;
 }

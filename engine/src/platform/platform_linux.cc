@@ -241,7 +241,8 @@ void* cxx_runtime_definition(const char* name) {
   if (void* found = dlsym(RTLD_DEFAULT, name)) return found;
   // RTLD_NOLOAD only finds a library already loaded; the reference it takes is kept, so what
   // it returns stays valid.
-  for (const char* soname : {"libstdc++.so.6", "libc++abi.so.1", "libc++.so.1"}) {
+  static const char* const kRuntimes[] = {"libstdc++.so.6", "libc++abi.so.1", "libc++.so.1"};
+  for (const char* soname : kRuntimes) {
     void* library = dlopen(soname, RTLD_LAZY | RTLD_NOLOAD);
     if (library == nullptr) continue;
     if (void* found = dlsym(library, name)) return found;

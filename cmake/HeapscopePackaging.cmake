@@ -75,7 +75,7 @@ libraries: libheapscope.so.0 (replaces malloc/new when preloaded or linked),
 libheapscope_noprof.so.0 (the same without the profiler) and
 libheapscope_api.so.0 (only the hs_* functions).")
 set(CPACK_DEBIAN_DEV_PACKAGE_SECTION libdevel)
-set(CPACK_DEBIAN_DEV_PACKAGE_DEPENDS "libheapscope0 (= ${HEAPSCOPE_DEB_VERSION}), zlib1g-dev")
+set(CPACK_DEBIAN_DEV_PACKAGE_DEPENDS "libheapscope0 (= ${HEAPSCOPE_DEB_VERSION})")
 set(CPACK_COMPONENT_DEV_DESCRIPTION "heapscope allocator with a sampled heap profiler (development files)
 heapscope is a thread-safe malloc/new replacement with a built-in sampled heap
 profiler whose profiles go tool pprof reads. This package holds the C headers,

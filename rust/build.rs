@@ -79,9 +79,11 @@ fn main() {
         .opt_level(2)
         .flag("-std=c++20")
         // As the CMake build: frame pointers for the profiler's stack walk, initial-exec TLS
-        // (general-dynamic TLS may call malloc), no RTTI inside the allocator, only hs_* exported.
+        // (general-dynamic TLS may call malloc), no exceptions or RTTI inside the allocator, only
+        // hs_* exported.
         .flag("-fno-omit-frame-pointer")
         .flag("-ftls-model=initial-exec")
+        .flag("-fno-exceptions")
         .flag("-fno-rtti")
         .flag("-fvisibility=hidden")
         .flag("-fno-plt")
@@ -94,10 +96,12 @@ fn main() {
     if base.is_dir() {
         build.include(&base);
     }
+    // The engine needs only libc (engine/README.md, "Dependencies"): no C++ runtime, libm or
+    // zlib. Its demangler is a weak reference, so a Rust program's profiles keep mangled C++
+    // names unless something else loads libstdc++.
+    build.cpp_link_stdlib(None);
     build.compile("heapscope_engine");
 
-    // zlib gzips proto profiles; the C++ runtime comes from cc (cpp_link_stdlib).
-    println!("cargo:rustc-link-lib=z");
     println!("cargo:rustc-link-lib=pthread");
     println!("cargo:rerun-if-env-changed=HEAPSCOPE_SOURCE_DIR");
     for dir in [&src, &include, &base, &root.join("stats")] {

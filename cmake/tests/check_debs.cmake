@@ -37,9 +37,11 @@ set(runtime_files "./${lib}/libheapscope.so.0.1.0" "./${lib}/libheapscope.so.0 -
     "./${lib}/libheapscope_api.so.0 -> " "./${lib}/libheapscope_noprof.so.0 -> "
     "./${lib}/libheapscope_events.so.0 -> "
     "./usr/share/doc/libheapscope0/copyright" "./usr/share/doc/libheapscope0/changelog.gz")
+# The engine libraries need only libc (engine.deps_libc_only), so shlibdeps adds nothing else.
+set(runtime_fields_absent "Depends: [^\n]*(libstdc\\+\\+|zlib1g|libgcc)")
 set(runtime_absent "\\.so -> " "\\.h\n" "usr/bin/" "\\.a\n")
 set(dev_fields "Package: libheapscope-dev\n" "Section: libdevel\n"
-    "Depends: [^\n]*libheapscope0 \\(= ${HS_VERSION}\\)" "Depends: [^\n]*zlib1g-dev")
+    "Depends: [^\n]*libheapscope0 \\(= ${HS_VERSION}\\)")
 set(dev_files "./usr/include/heapscope/heapscope.h" "./usr/include/heapscope/profile.h"
     "./${lib}/libheapscope_static.a" "./${lib}/libheapscope.so -> libheapscope.so.0"
     "./${lib}/cmake/heapscope/heapscopeConfig.cmake"
@@ -71,6 +73,9 @@ foreach(component runtime dev tools)
   foreach(file IN LISTS ${component}_files)
     string(REGEX REPLACE "([.+*?^$()[\\]])" "\\\\\\1" regex "${file}")
     require("${contents}" " ${regex}" "${package} files")
+  endforeach()
+  foreach(regex IN LISTS ${component}_fields_absent)
+    forbid("${info}" "${regex}" "${package} control")
   endforeach()
   foreach(regex IN LISTS ${component}_absent)
     forbid("${contents}" "${regex}" "${package} files")

@@ -151,7 +151,7 @@ fn profiler_start_dump_stop() {
     drop(kept);
 }
 
-// --- a gzip reader (zlib, which the engine links anyway) and a protobuf field walker ---------
+// --- a gzip reader (zlib, an independent decoder of the engine's gzip) and a protobuf field walker
 
 #[repr(C)]
 struct ZStream {
@@ -171,6 +171,7 @@ struct ZStream {
     reserved: std::os::raw::c_ulong,
 }
 
+#[link(name = "z")]
 extern "C" {
     fn zlibVersion() -> *const std::os::raw::c_char;
     fn inflateInit2_(

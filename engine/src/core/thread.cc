@@ -50,6 +50,11 @@ struct ThreadSlot {
   ThreadData td;
 };
 
+// Slots of the newest chunk never handed out: carved one at a time, so a process with one
+// thread touches one slot's pages rather than every page of the chunk.
+ThreadSlot* g_pool_fresh = nullptr;
+size_t g_pool_fresh_count = 0;
+
 std::atomic<int> g_init_state{0};  // 0 none, 1 running, 2 done
 
 // Threads numbered by first allocation (no creation ordinal): the first is the main thread
@@ -117,20 +122,21 @@ Heap* heap_struct_alloc() {
   if (slot != nullptr) {
     g_pool_free = slot->registry_next;
   } else {
-    // A fresh chunk of slots; heap memory is never returned to the OS, which is what makes a
-    // stale pointer to a heap (held by a remote freer) harmless.
-    constexpr size_t kChunk = 64 * 1024;
-    constexpr size_t kSlots = kChunk / sizeof(ThreadSlot);
-    auto* chunk = static_cast<ThreadSlot*>(os::map_aligned(kChunk, os::page_size()));
-    if (chunk == nullptr) {
-      spin_unlock(g_pool_lock);
-      return nullptr;
+    if (g_pool_fresh_count == 0) {
+      // A fresh chunk of slots; heap memory is never returned to the OS, which is what makes
+      // a stale pointer to a heap (held by a remote freer) harmless.
+      constexpr size_t kChunk = 64 * 1024;
+      auto* chunk = static_cast<ThreadSlot*>(os::map_aligned(kChunk, os::page_size()));
+      if (chunk == nullptr) {
+        spin_unlock(g_pool_lock);
+        return nullptr;
+      }
+      g_pool_fresh = chunk;
+      g_pool_fresh_count = kChunk / sizeof(ThreadSlot);
     }
-    for (size_t i = 1; i < kSlots; ++i) {
-      chunk[i].heap.registry_next = g_pool_free;
-      g_pool_free = &chunk[i].heap;
-    }
-    slot = &chunk[0].heap;
+    slot = &g_pool_fresh->heap;
+    ++g_pool_fresh;
+    --g_pool_fresh_count;
   }
   spin_unlock(g_pool_lock);
   ThreadSlot* thread_slot = reinterpret_cast<ThreadSlot*>(slot);

@@ -98,4 +98,12 @@ void at_fork(void (*prepare)(), void (*parent)(), void (*child)());
 // Gives up the processor (spin-lock back-off).
 void yield();
 
+// The next definition of `name` after the engine's own in symbol lookup order (the one the
+// engine interposes), or nullptr. May allocate: never call it from inside malloc.
+void* next_definition(const char* name);
+// A C++ runtime function the engine's weak reference missed: `name` in the process's global
+// scope now, else in a C++ runtime library loaded since, even privately (RTLD_LOCAL, as
+// Python loads extension modules); nullptr if none. May allocate, as above.
+void* cxx_runtime_definition(const char* name);
+
 }  // namespace heapscope::os

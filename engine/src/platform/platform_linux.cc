@@ -1,4 +1,5 @@
 // Linux implementation of the platform contract (platform.h).
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -231,5 +232,22 @@ void at_fork(void (*prepare)(), void (*parent)(), void (*child)()) {
 }
 
 void yield() { sched_yield(); }
+
+// RTLD_NEXT searches after the object that holds this code, which is the engine's library (or
+// the program the static library is linked into), as for the interposed functions.
+void* next_definition(const char* name) { return dlsym(RTLD_NEXT, name); }
+
+void* cxx_runtime_definition(const char* name) {
+  if (void* found = dlsym(RTLD_DEFAULT, name)) return found;
+  // RTLD_NOLOAD only finds a library already loaded; the reference it takes is kept, so what
+  // it returns stays valid.
+  static const char* const kRuntimes[] = {"libstdc++.so.6", "libc++abi.so.1", "libc++.so.1"};
+  for (const char* soname : kRuntimes) {
+    void* library = dlopen(soname, RTLD_LAZY | RTLD_NOLOAD);
+    if (library == nullptr) continue;
+    if (void* found = dlsym(library, name)) return found;
+  }
+  return nullptr;
+}
 
 }  // namespace heapscope::os

@@ -14,7 +14,8 @@
 // stack_capture.cc; the public API in config.cc (option table), session.cc (start/stop),
 // dump.cc + profile_copy.cc, snapshot.cc, inspect.cc (stats, visits, modules) and pluggable.cc
 // (user profilers); the output writers in text_writer.cc, proto_writer.cc, proto_encoder.cc,
-// symbolizer.cc, modules.cc over os_buffer.cc. Every OS call goes through platform/.
+// gzip_writer.cc, symbolizer.cc, modules.cc over os_buffer.cc. Every OS call goes through
+// platform/.
 #pragma once
 
 #include <atomic>

@@ -6,7 +6,6 @@
 #if HS_PROFILER
 
 #include <string.h>
-#include <zlib.h>
 
 namespace heapscope::prof::proto {
 
@@ -54,52 +53,6 @@ bool put_packed(OsBuffer& out, uint32_t field, const uint64_t* values, size_t co
     if (!put_varint(out, values[i])) return false;
   }
   return true;
-}
-
-// ---- gzip: zlib's allocations on raw pages -------------------------------------------------
-namespace {
-
-// Each block carries its mapping length in front, for zfree.
-void* zlib_alloc(void* /*opaque*/, uInt items, uInt size) {
-  size_t bytes = size_t{items} * size + 16;
-  void* memory = os::map_pages(bytes);
-  if (memory == nullptr) return Z_NULL;
-  *static_cast<size_t*>(memory) = bytes;
-  return static_cast<uint8_t*>(memory) + 16;
-}
-
-void zlib_free(void* /*opaque*/, void* address) {
-  if (address == Z_NULL) return;
-  void* block = static_cast<uint8_t*>(address) - 16;
-  os::unmap(block, *static_cast<size_t*>(block));
-}
-
-}  // namespace
-
-bool gzip_append(const OsBuffer& input, OsBuffer& out) {
-  if (input.size() > UINT32_MAX / 2) return false;  // zlib counts in uInt (with headroom)
-  z_stream stream{};
-  stream.zalloc = zlib_alloc;
-  stream.zfree = zlib_free;
-  constexpr int kGzipWindowBits = 15 + 16;  // +16: gzip wrapper instead of zlib's
-  if (deflateInit2(&stream, Z_DEFAULT_COMPRESSION, Z_DEFLATED, kGzipWindowBits, 8,
-                   Z_DEFAULT_STRATEGY) != Z_OK) {
-    return false;
-  }
-  // deflateBound covers the worst case, so one deflate call finishes the stream.
-  size_t bound = deflateBound(&stream, static_cast<uLong>(input.size()));
-  uint8_t* target = out.reserve(bound);
-  bool ok = false;
-  if (target != nullptr) {
-    stream.next_in = const_cast<Bytef*>(input.data());
-    stream.avail_in = static_cast<uInt>(input.size());
-    stream.next_out = target;
-    stream.avail_out = static_cast<uInt>(bound);
-    ok = deflate(&stream, Z_FINISH) == Z_STREAM_END;
-    if (ok) out.commit(bound - stream.avail_out);
-  }
-  deflateEnd(&stream);
-  return ok;
 }
 
 }  // namespace heapscope::prof::proto

@@ -1,6 +1,6 @@
 // Protocol-buffer wire encoding, just what profile.proto needs: varints, varint fields,
-// length-delimited fields (strings, packed scalars, submessages), the interned string table,
-// and the gzip wrapper pprof accepts. Appends to an OsBuffer.
+// length-delimited fields (strings, packed scalars, submessages) and the interned string
+// table. Appends to an OsBuffer (gzip_writer.h compresses the result).
 #pragma once
 
 #include <stddef.h>
@@ -28,9 +28,6 @@ inline bool put_message(OsBuffer& out, uint32_t field, const OsBuffer& message) 
 }
 // Packed repeated uint64/int64 (both readers accept packed and unpacked).
 bool put_packed(OsBuffer& out, uint32_t field, const uint64_t* values, size_t count);
-
-// Appends `input` gzip-compressed. zlib allocates through hooks on raw pages, never malloc.
-bool gzip_append(const OsBuffer& input, OsBuffer& out);
 
 }  // namespace heapscope::prof::proto
 

@@ -1,7 +1,7 @@
 // profile.proto, hand-encoded: values already unsampled, addresses are
 // return address - 1, one Mapping per executable segment with the main executable first, and
 // optionally Function/Line filled from the modules' symbol tables. Nothing here calls malloc
-// (except the demangler); gzip_append (proto_encoder) keeps zlib on raw pages too.
+// (except the demangler); gzip_append (gzip_writer) works on raw pages too.
 //
 // Layout written: sample_type x4, sample*, mapping*, location*, function*, string_table*,
 // time_nanos, period_type, period, comment, default_sample_type.
@@ -9,16 +9,21 @@
 
 #if HS_PROFILER
 
-#include <cxxabi.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "platform/platform.h"
+#include "profiler/gzip_writer.h"
 #include "profiler/modules.h"
 #include "profiler/profile_writer.h"
 #include "profiler/proto_encoder.h"
 #include "profiler/symbolizer.h"
+
+// The demangler is the program's C++ runtime's, when it has one loaded (function_for): a weak
+// reference, so the engine itself needs no C++ runtime.
+extern "C" __attribute__((weak)) char* __cxa_demangle(const char* mangled, char* buffer,
+                                                      size_t* length, int* status);
 
 namespace heapscope::prof {
 namespace {
@@ -86,7 +91,13 @@ bool append_zeroed(OsBuffer& buffer, size_t bytes) {
   return true;
 }
 
-int64_t rounded(double value) { return value > 0 ? static_cast<int64_t>(llround(value)) : 0; }
+// To nearest, halves away from zero (llround without libm); negatives are 0.
+int64_t rounded(double value) {
+  if (!(value > 0)) return 0;
+  if (value >= 0x1.0p63) return INT64_MAX;
+  int64_t whole = static_cast<int64_t>(value);
+  return value - static_cast<double>(whole) >= 0.5 ? whole + 1 : whole;  // exact difference
+}
 
 class ProtoBuilder {
  public:
@@ -269,11 +280,14 @@ class ProtoBuilder {
     uint64_t system_name = strings_.intern(symbol.name);
     uint64_t name = system_name;
     if (symbol.name[0] == '_' && symbol.name[1] == 'Z') {
-      // The one allocation of a dump: the caller runs us with sampling suppressed.
-      int status = 0;
-      char* demangled = abi::__cxa_demangle(symbol.name, nullptr, nullptr, &status);
-      if (demangled != nullptr && status == 0) name = strings_.intern(demangled);
-      free(demangled);
+      // The one allocation of a dump: the caller runs us with sampling suppressed. A process
+      // without a C++ runtime loaded gets the mangled names.
+      if (DemangleFn demangle = demangler(); demangle != nullptr) {
+        int status = 0;
+        char* demangled = demangle(symbol.name, nullptr, nullptr, &status);
+        if (demangled != nullptr && status == 0) name = strings_.intern(demangled);
+        free(demangled);
+      }
     }
     if (!push(functions_, Function{name, system_name})) return 0;
     id = static_cast<uint32_t>(item_count<Function>(functions_));
@@ -357,6 +371,20 @@ class ProtoBuilder {
   OsBuffer scratch_;       // the submessage being encoded
   OsBuffer label_;         // a submessage nested in scratch_
   Symbolizer symbolizer_;
+
+  // The weak reference if it was bound at load time, else a runtime loaded since (a C program
+  // that loaded C++ code later), looked up once per dump.
+  using DemangleFn = char* (*)(const char*, char*, size_t*, int*);
+  DemangleFn demangler() {
+    if (&__cxa_demangle != nullptr) return __cxa_demangle;
+    if (!demangler_looked_up_) {
+      demangler_looked_up_ = true;
+      demangler_ = reinterpret_cast<DemangleFn>(os::cxx_runtime_definition("__cxa_demangle"));
+    }
+    return demangler_;
+  }
+  DemangleFn demangler_ = nullptr;
+  bool demangler_looked_up_ = false;
 };
 
 }  // namespace
@@ -365,7 +393,7 @@ bool write_proto_profile(const ProfileData& profile, const ProtoOptions& options
   ProtoBuilder builder(profile, options);
   if (!options.gzip) return builder.build(out);
   OsBuffer encoded;
-  return builder.build(encoded) && proto::gzip_append(encoded, out);
+  return builder.build(encoded) && gzip_append(encoded.data(), encoded.size(), out);
 }
 
 }  // namespace heapscope::prof

@@ -6,10 +6,9 @@
 // creation ordinal), and the overshoot carries into the next distance. An allocation of s
 // bytes is then sampled with probability 1 - exp(-s / interval), which is exactly what the
 // pprof estimator divides by.
-#include <math.h>
-
 #include "base/splitmix64.h"
 #include "profiler/prof_internal.h"
+#include "support/exp_log.h"
 
 namespace heapscope::prof {
 
@@ -30,7 +29,7 @@ int64_t draw_distance(ThreadData* td, uint64_t interval) {
   td->prof_rng += base::kGolden;
   uint64_t bits = base::splitmix64_mix(td->prof_rng);
   double uniform = static_cast<double>(bits >> 11) * 0x1.0p-53;  // [0, 1)
-  double distance = -log1p(-uniform) * static_cast<double>(interval);
+  double distance = -math::log1p(-uniform) * static_cast<double>(interval);
   if (distance > 0x1.0p62) distance = 0x1.0p62;
   // floor: the allocation that takes the countdown below zero is the one covering the point.
   return static_cast<int64_t>(distance);
@@ -40,7 +39,7 @@ int64_t draw_distance(ThreadData* td, uint64_t interval) {
 
 double sample_weight(uint64_t size, uint64_t interval) {
   if (interval <= 1 || size == 0) return 1.0;
-  double probability = -expm1(-static_cast<double>(size) / static_cast<double>(interval));
+  double probability = -math::expm1(-static_cast<double>(size) / static_cast<double>(interval));
   return probability > 0 ? 1.0 / probability : 1.0;
 }
 

@@ -209,6 +209,24 @@ TEST(Override, HandlerThatThrowsPropagates) {
   std::set_new_handler(nullptr);
 }
 
+// The nothrow forms run the handler too; when it throws they return nullptr (the engine has no
+// exceptions of its own: it hands these to the C++ runtime's nothrow forms).
+TEST(Override, NothrowNewWithHandlerRetriesThenReturnsNull) {
+  g_handler_calls = 0;
+  std::set_new_handler(counting_handler);
+  EXPECT_EQ(::operator new(opaque(kHuge), std::nothrow), nullptr);
+  EXPECT_EQ(g_handler_calls, 3);
+  g_handler_calls = 0;
+  std::set_new_handler(counting_handler);
+  EXPECT_EQ(::operator new[](opaque(kHuge), std::align_val_t{256}, std::nothrow), nullptr);
+  EXPECT_EQ(g_handler_calls, 3);
+
+  std::set_new_handler([] { throw std::bad_alloc(); });
+  EXPECT_EQ(::operator new(opaque(kHuge), std::nothrow), nullptr);
+  EXPECT_EQ(::operator new (opaque(kHuge), std::align_val_t{64}, std::nothrow), nullptr);
+  std::set_new_handler(nullptr);
+}
+
 TEST(Override, StandardContainersAndThreads) {
   std::vector<std::string> words;
   std::map<int, std::string> index;

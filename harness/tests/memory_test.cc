@@ -80,9 +80,10 @@ TEST(Memory, LeakyShimKeepsItsPeakWhileGlibcAndEngineReturnMemory) {
     std::uint64_t ops;  // the leaky shim keeps every buffer: fewer of them
   };
   std::vector<Case> cases{{"leaky", HS_LEAKY_SHIM, HS_LEAKY_SHIM, true, 200},
-                          {"glibc", "", HS_LIBC, false, 3000}};
+                          {"glibc", "", HS_LIBC, false, 400}};
   const std::string engine = HS_ENGINE_LIB;
-  if (std::filesystem::exists(engine)) cases.push_back({"engine", engine, engine, false, 3000});
+  ASSERT_TRUE(std::filesystem::exists(engine)) << engine << " is not built";
+  cases.push_back({"engine", engine, engine, false, 400});
   for (const Case& c : cases) {
     const SampleOutcome o = run_memory_sample("large-buffers", c.ops, c.preload, c.expect, points);
     ASSERT_TRUE(o.ok) << c.name << ": " << o.kind << ": " << o.reason << "\n" << o.stderr_tail;
@@ -95,7 +96,7 @@ TEST(Memory, LeakyShimKeepsItsPeakWhileGlibcAndEngineReturnMemory) {
         above_baseline(m, m["return_points"][1]["anon_bytes"].get<double>()) / kMiB, last / kMiB);
     ASSERT_EQ(m["return_points"].size(), 3u);
     EXPECT_GE(m["return_points"][2]["at_seconds"].get<double>(), 5.0);
-    EXPECT_GT(peak, 16 * kMiB) << c.name;
+    EXPECT_GT(peak, 4 * kMiB) << c.name;
     if (c.leaky) {
       EXPECT_GE(last, 0.95 * peak) << c.name;
     } else {
@@ -120,9 +121,9 @@ TEST(Memory, AaControlHasNoPeakEffectAndFootprintShimIsFlagged) {
                                    "--threads",
                                    "1",
                                    "--blocks",
-                                   "8",
+                                   "7",
                                    "--ops",
-                                   "2000",
+                                   "200",
                                    "--seed",
                                    "9",
                                    "--return-points",
@@ -130,7 +131,8 @@ TEST(Memory, AaControlHasNoPeakEffectAndFootprintShimIsFlagged) {
                                    "--baseline",
                                    "glibc",
                                    "--out",
-                                   dir / "raw.json"});
+                                   dir / "raw.json"},
+                                  300000);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const CommandResult rep = hsbench({"report", dir / "raw.json", "--summary-out", dir / "s.json"});
   ASSERT_EQ(rep.exit_code, 0) << rep.err;

@@ -10,6 +10,7 @@
 #include <iostream>
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "harness/app/app_sample_runner.h"
 #include "harness/campaign/raw_run.h"
@@ -128,9 +129,14 @@ int run_reproduce(const ReproduceOptions& o) {
   }
   const Json& mem_before = s->contains("memory") ? (*s)["memory"] : empty;
   const Json& mem_after = now.memory.is_object() ? now.memory : empty;
-  for (const char* key : {"baseline_anon_bytes", "peak_anon_bytes", "drained_anon_bytes"}) {
+  // The memory protocol's readings (RssAnon bytes), when either run has them.
+  const std::pair<const char*, const char*> memory_rows[] = {
+      {"anon baseline", "baseline_anon_bytes"},
+      {"anon peak", "peak_anon_bytes"},
+      {"anon drained", "drained_anon_bytes"}};
+  for (const auto& [label, key] : memory_rows) {
     if (mem_before.contains(key) || mem_after.contains(key))
-      std::printf("%-20s %-22s %-22s\n", key, field(mem_before, key).c_str(),
+      std::printf("%-16s %-22s %-22s\n", label, field(mem_before, key).c_str(),
                   field(mem_after, key).c_str());
   }
   const std::string alloc_before =

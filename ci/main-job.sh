@@ -15,7 +15,7 @@ cmake --build --preset release --target hsbench hs-workload heapscope heapscope_
 
 out=build/release/main-job
 mkdir -p "$out"
-hsbench=build/release/harness/hsbench
+hsbench=build/release/harness/cli/hsbench
 # One raw run per invocation (hsbench run never overwrites a raw run), so the job can be run
 # again: each run joins history.jsonl and the site shows the newest with the history.
 run="$out/quick-$(date -u +%Y%m%dT%H%M%SZ)"

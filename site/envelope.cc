@@ -83,8 +83,8 @@ Json not_collected() {
   return Json::array(
       {{{"metric", "memory-timeline"},
         {"reason",
-         "RSS over time (drain and return-to-OS marks) is not sampled by hs-workload yet; "
-         "only each sample's peak RSS is recorded"}},
+         "RSS over time is not charted yet: each sample records its peak RssAnon and the "
+         "return points after the drain (the paired-effect table), not the whole curve"}},
        {{"metric", "latency"},
         {"reason", "per-operation latency percentiles are not measured yet"}},
        {{"metric", "profiler-tax"},

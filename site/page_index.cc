@@ -92,20 +92,43 @@ std::string throughput_charts(const Json& run, const RunAllocators& allocs) {
                       });
 }
 
+// With the memory protocol (raw runs of schema version 2) the bars are the paired peak-RssAnon
+// ratio (1 / the lower-is-better effect) with its CI; older runs keep the ratio of medians of
+// the child's own peak RSS, which includes its materialized stream.
 std::string rss_charts(const Json& run, const RunAllocators& allocs) {
   const Json& summary = run["summary"];
   const std::string baseline = run["baseline"].get<std::string>();
+  bool paired = false;
+  for (const Json& cell : summary["cells"]) {
+    for (const Json& row : cell["allocators"]) paired |= row.contains("memory");
+  }
   const RatioChartText text{
       .id_prefix = "rss",
       .title = "Peak RSS relative to " + baseline,
-      .desc = "Bars: median peak RSS of the allocator divided by the median peak RSS of " +
-              baseline + " in the same cell; log scale, " + baseline +
-              " = 1.0; no interval (peak RSS is not paired yet).",
+      .desc = paired ? "Bars: paired ratio (median per-block ratio) of the allocator's peak "
+                       "RssAnon, read by the parent from /proc with the workload's stream "
+                       "excluded, to " +
+                           baseline + "'s; whiskers: 95% bootstrap CI; log scale, " + baseline +
+                           " = 1.0."
+                     : "Bars: median peak RSS of the allocator divided by the median peak RSS "
+                       "of " +
+                           baseline + " in the same cell; log scale, " + baseline +
+                           " = 1.0; no interval (this run predates the memory protocol).",
       .y_label = "peak RSS relative to " + baseline + " (log)",
       .better = "below 1.0 = less memory than " + baseline};
   return ratio_charts(
       run, allocs, text,
       [&](RatioBar& bar, const Json& row, const std::string& workload, unsigned threads) {
+        if (paired) {
+          const Json& e =
+              row.contains("memory") ? row["memory"]["peak_effect_vs_baseline"] : Json();
+          const double effect = e.is_object() ? number(e["effect"]) : std::nan("");
+          bar.value = effect > 0 ? 1 / effect : std::nan("");
+          if (e.is_object() && e.value("ci_valid", false))
+            bar.ci = std::make_pair(1 / number(e["ci_high"]), 1 / number(e["ci_low"]));
+          bar.tooltip += ratio(bar.value) + " of " + baseline + "'s peak RssAnon";
+          return;
+        }
         const Json* base = summary_row(summary, workload, threads, baseline);
         const double base_rss = base ? number((*base)["peak_rss_bytes"]["median"]) : std::nan("");
         const double rss = number(row["peak_rss_bytes"]["median"]);
@@ -114,9 +137,50 @@ std::string rss_charts(const Json& run, const RunAllocators& allocs) {
       });
 }
 
+// The memory columns of a row: peak RssAnon, its paired ratio to the baseline (candidate /
+// baseline, CI), the fragmentation proxy, and RssAnon at each return point of the run.
+std::vector<std::string> memory_cells(const Json& row, const std::vector<double>& afters) {
+  if (!row.contains("memory")) return std::vector<std::string>(3 + afters.size(), "");
+  const Json& m = row["memory"];
+  const Json& e = m["peak_effect_vs_baseline"];
+  std::string rel = "1.000";
+  if (e.is_object()) {
+    const double effect = number(e["effect"]);
+    rel = effect > 0 ? ratio(1 / effect) : "-";
+    if (e.value("ci_valid", false)) {
+      const double lo = 1 / number(e["ci_high"]), hi = 1 / number(e["ci_low"]);
+      rel += " [" + ratio(lo) + ", " + ratio(hi) + "]";
+      if (lo > 1 || hi < 1) rel = "<strong>" + rel + "</strong>";
+    }
+  }
+  std::vector<std::string> out{mib(number(m["peak_anon_bytes"]["median"])), rel,
+                               fixed(number(m["fragmentation"]["median"]), 2)};
+  for (const double a : afters) {
+    std::string cell = "-";
+    for (const Json& r : m["return_points"]) {
+      if (number(r["after_seconds"]) == a) cell = mib(number(r["anon_bytes"]["median"]));
+    }
+    out.push_back(cell);
+  }
+  return out;
+}
+
 std::string effects_table(const Json& run) {
   const Json& summary = run["summary"];
   const std::string id = run["run_id"].get<std::string>();
+  std::vector<double> afters;  // every return point of the run, ascending
+  bool memory = false;
+  for (const Json& cell : summary["cells"]) {
+    for (const Json& row : cell["allocators"]) {
+      if (!row.contains("memory")) continue;
+      memory = true;
+      for (const Json& r : row["memory"]["return_points"]) {
+        const double a = number(r["after_seconds"]);
+        if (std::find(afters.begin(), afters.end(), a) == afters.end()) afters.push_back(a);
+      }
+    }
+  }
+  std::sort(afters.begin(), afters.end());
   std::vector<std::vector<std::string>> rows;
   for (const Json& cell : summary["cells"]) {
     const auto w = cell["workload"].get<std::string>();
@@ -130,7 +194,7 @@ std::string effects_table(const Json& run) {
           (number(e["ci_low"]) > 1 || number(e["ci_high"]) < 1)) {
         effect = "<strong>" + effect + "</strong>";
       }
-      rows.push_back(
+      std::vector<std::string> r{
           {html_escape(w), std::to_string(t) + (cell["oversubscribed"] == true ? " (over)" : ""),
            html_escape(a),
            std::to_string(row["n"].get<int>()) +
@@ -140,17 +204,41 @@ std::string effects_table(const Json& run) {
            rate_si(number(row["ops_per_sec"]["median"])),
            fixed(rel_iqr * 100, 1) + (rel_iqr > 0.10 ? "% noisy" : "%"), effect,
            e.is_object() ? ratio(number(e.value("mde_ratio", Json()))) : "",
-           mib(number(row["peak_rss_bytes"]["median"])),
-           "<a href=\"reproduce.html#" + reproduce_anchor(id, w, t, a) + "\">command</a>"});
+           mib(number(row["peak_rss_bytes"]["median"]))}};
+      if (memory) {
+        const auto more = memory_cells(row, afters);
+        r.insert(r.end(), more.begin(), more.end());
+      }
+      r.push_back("<a href=\"reproduce.html#" + reproduce_anchor(id, w, t, a) + "\">command</a>");
+      rows.push_back(std::move(r));
     }
   }
-  return html_table({"workload", "threads", "allocator", "n", "median ops/s", "rel. IQR",
-                     "effect vs " + html_escape(run["baseline"].get<std::string>()) + " [95% CI]",
-                     "MDE", "peak RSS MiB", "reproduce"},
-                    rows,
-                    "Paired effects: exp(median per-block log ratio); bold = CI excludes 1.0; "
-                    "MDE = smallest ratio this cell could detect; noisy = relative IQR &gt; 10%",
-                    "numbers");
+  const std::string baseline = html_escape(run["baseline"].get<std::string>());
+  std::vector<std::string> head{"workload",
+                                "threads",
+                                "allocator",
+                                "n",
+                                "median ops/s",
+                                "rel. IQR",
+                                "effect vs " + baseline + " [95% CI]",
+                                "MDE",
+                                memory ? "child peak RSS MiB (with stream)" : "peak RSS MiB"};
+  std::string caption =
+      "Paired effects: exp(median per-block log ratio); bold = CI excludes 1.0; "
+      "MDE = smallest ratio this cell could detect; noisy = relative IQR &gt; 10%";
+  if (memory) {
+    head.insert(head.end(),
+                {"peak RssAnon MiB", "peak RssAnon / " + baseline + " [95% CI]", "fragmentation"});
+    for (const double a : afters)
+      head.push_back("RssAnon MiB at +" + fixed(a, a < 1 ? 1 : 0) + " s");
+    caption +=
+        ". Memory: RssAnon of the child read by the parent from /proc every 2 ms, the "
+        "workload's stream excluded; ratio &lt; 1 = less memory than the baseline; "
+        "fragmentation = (peak &minus; pre-replay RssAnon) / peak live requested bytes; "
+        "+s = seconds after the workload freed everything";
+  }
+  head.push_back("reproduce");
+  return html_table(head, rows, caption, "numbers");
 }
 
 // Failed samples, unavailable allocators and blocks whose stream digests disagree: shown,

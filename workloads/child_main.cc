@@ -2,7 +2,8 @@
 // process has (glibc, or an LD_PRELOADed library) and prints ONE JSON line.
 //
 // Exit codes: 0 ok; 2 bad flags / unknown workload; 3 not running on --expect-allocator;
-// 4 ran, but allocations failed or the verify pass found corrupted contents.
+// 4 ran, but allocations failed or the verify pass found corrupted contents; 5 the memory
+// handshake with the parent broke (--memory-fd).
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -84,6 +85,7 @@ int run(int argc, char** argv) {
   unsigned threads = 1;
   std::uint64_t ops = 0, seed = 0, block = 0;
   bool verify = false, plant = false, list = false;
+  int memory_fd = -1;
   app.add_option("--workload", workload, "workload name (see --list)");
   app.add_option("--threads", threads, "worker threads")->check(CLI::Range(1u, wl::kMaxThreads));
   app.add_option("--ops", ops, "allocator calls in the timed region (whole cell)")
@@ -93,6 +95,10 @@ int run(int argc, char** argv) {
   app.add_flag("--verify", verify, "untimed second pass checking every block's contents");
   app.add_option("--expect-allocator", expect,
                  "shared object that must serve malloc/free/realloc/calloc, else exit 3");
+  app.add_option("--memory-fd", memory_fd,
+                 "socket to the parent that samples this process's memory "
+                 "(harness/docs/protocol.md#memory)")
+      ->check(CLI::Range(0, 1 << 20));
   app.add_flag("--list", list, "print the workload table as JSON and exit");
   app.add_flag("--plant-harness-alloc", plant)->group("");  // audit positive control, hidden
   try {
@@ -124,16 +130,22 @@ int run(int argc, char** argv) {
     return 3;
   }
 
+  const wl::MemoryHandshake handshake(memory_fd);
   const wl::RunResult r = wl::run_workload({.spec = spec,
                                             .threads = threads,
                                             .ops = ops,
                                             .seed = seed,
                                             .block = block,
                                             .verify = verify,
-                                            .plant_harness_alloc = plant});
+                                            .plant_harness_alloc = plant,
+                                            .handshake = memory_fd >= 0 ? &handshake : nullptr});
   if (!r.error.empty()) {
     std::cerr << "hs-workload: " << r.error << '\n';
-    return 2;
+    return r.handshake_failed ? 5 : 2;
+  }
+  if (r.handshake_failed) {
+    std::cerr << "hs-workload: memory handshake: the parent did not answer \"exit\"\n";
+    return 5;
   }
 
   const std::uint64_t done = r.calls.total();
@@ -149,6 +161,7 @@ int run(int argc, char** argv) {
            {"ops_per_sec", r.seconds > 0 ? static_cast<double>(done) / r.seconds : 0.0},
            {"peak_rss_bytes", peak_rss_bytes()},
            {"stream_bytes", r.stream_bytes},
+           {"peak_live_bytes", r.peak_live_bytes},
            {"stream_digest", hex64(r.digest)},
            {"seeds", seeds},
            {"calls", calls_json(r.calls)},

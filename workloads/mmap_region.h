@@ -1,5 +1,8 @@
-// Anonymous private mappings for everything the harness keeps next to the timed loop
+// Shared anonymous mappings for everything the harness keeps next to the timed loop
 // (op streams, slot tables, queues), so none of it comes from the allocator under test.
+// Shared, not private: their resident pages count as RssShmem, never as RssAnon, so the
+// parent's RssAnon reading of the child is the allocator's memory without the (large)
+// materialized stream (harness/docs/protocol.md#memory).
 #pragma once
 
 #include <cstddef>

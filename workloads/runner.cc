@@ -26,6 +26,7 @@
 #include "base/splitmix64.h"
 #include "workloads/executor.h"
 #include "workloads/fatal.h"
+#include "workloads/live_bytes.h"
 #include "workloads/seed_chain.h"
 
 namespace heapscope::workloads {
@@ -209,6 +210,7 @@ RunResult run_workload(const RunConfig& cfg) {
   r.worker_seeds = m.seeds;
   r.calls = m.calls;
   for (const Stream& s : m.streams) r.stream_bytes += s.size * sizeof(Op);
+  r.peak_live_bytes = peak_live_bytes(m.streams);
 
   // Harness state next to the timed loop: all mmap'd and pre-faulted.
   MmapRegion shared_region =
@@ -249,6 +251,10 @@ RunResult run_workload(const RunConfig& cfg) {
 
   const RegionMarkers markers = RegionMarkers::lookup();
   reset_workers();
+  if (cfg.handshake != nullptr && !cfg.handshake->exchange("replay", "go")) {
+    r.handshake_failed = true;
+    return r.error = "memory handshake: the parent did not answer \"go\"", r;
+  }
   const PassOutcome timed = run_pass<Mode::kTimed>(*sh, slots, T, markers);
   r.seconds = timed.seconds;
   r.threads_created_in_region = timed.threads_created_in_region;
@@ -278,6 +284,10 @@ RunResult run_workload(const RunConfig& cfg) {
     r.verified = true;
   }
   sh->~Shared();
+  // Every block is freed by now (teardown ops); the parent reads the return points while
+  // the child waits here.
+  if (cfg.handshake != nullptr && !cfg.handshake->exchange("drained", "exit"))
+    r.handshake_failed = true;
   return r;
 }
 

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "workloads/memory_handshake.h"
 #include "workloads/region_markers.h"
 #include "workloads/stream.h"
 #include "workloads/workload.h"
@@ -23,6 +24,9 @@ struct RunConfig {
   // Positive control for the allocation audit: one deliberate harness malloc/free
   // inside the timed region. Never set in campaigns.
   bool plant_harness_alloc = false;
+  // Memory protocol (memory_handshake.h): told "replay" just before the first pass and
+  // "drained" after the last teardown. Null: no parent listening.
+  const MemoryHandshake* handshake = nullptr;
 };
 
 struct RunResult {
@@ -32,6 +36,8 @@ struct RunResult {
   CallCounts calls;  // exactly the allocator calls the timed region makes
   double seconds = 0.0;
   std::uint64_t stream_bytes = 0;
+  std::uint64_t peak_live_bytes = 0;  // live_bytes.h
+  bool handshake_failed = false;      // the parent stopped answering
   std::uint64_t alloc_failures = 0;
   struct VerifyErrors {
     std::uint64_t content = 0, misaligned = 0, calloc_not_zero = 0;

@@ -29,8 +29,9 @@ Json calibrate_cell(const ResolvedCampaign& c, const std::string& workload, unsi
   Json attempts = Json::array();
   rec["status"] = "unconverged";
   for (int k = 0; k < kCalibrationAttempts; ++k) {
-    SampleRequest req{c.program,    workload, threads, ops, c.seed, kCalibrationBlock + k,
-                      c.spec.verify};
+    // No memory protocol: calibration only sizes the samples.
+    SampleRequest req{c.program,     workload, threads, ops, c.seed, kCalibrationBlock + k,
+                      c.spec.verify, false};
     const auto argv = sample_argv(req, *base);
     const SampleOutcome o = run_sample(argv, sample_env(*base), c.spec.timeout_seconds);
     Json attempt{{"ops", ops}, {"block", kCalibrationBlock + k}, {"wall_seconds", o.wall_seconds}};

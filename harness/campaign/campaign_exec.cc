@@ -130,15 +130,18 @@ ExecuteResult execute_samples(const ResolvedCampaign& c, Json& raw, RawRunWriter
         sample = failed_sample(sample, "calibration-failed",
                                cal != nullptr ? cal->value("reason", "") : "no calibration");
       } else {
-        SampleRequest req{c.program,    w, t, (*cal)["ops"].get<std::uint64_t>(), c.seed, b,
-                          c.spec.verify};
+        SampleRequest req{
+            c.program,    w, t, (*cal)["ops"].get<std::uint64_t>(), c.seed, b, c.spec.verify,
+            c.spec.memory};
         const auto argv = sample_argv(req, *info);
         const auto env = sample_env(*info);
         sample["argv"] = argv;
         sample["env"] = env;
-        const SampleOutcome out = run_sample(argv, env, c.spec.timeout_seconds);
+        const SampleOutcome out =
+            run_sample(argv, env, c.spec.timeout_seconds, c.spec.return_points_seconds);
         if (g_interrupted) break;  // the child most likely got the same SIGINT: discard
         sample["wall_seconds"] = out.wall_seconds;
+        if (!out.memory.is_null()) sample["memory"] = out.memory;
         sample["status"] = out.ok ? "ok" : "failed";
         if (!out.ok) sample["failure"] = failure_to_json(out);
         if (!out.measurement.is_null()) sample["measurement"] = out.measurement;

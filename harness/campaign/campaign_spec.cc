@@ -34,6 +34,7 @@ std::optional<CampaignSpec> builtin_campaign(const std::string& name) {
     spec.target_min_seconds = 0.1;
     spec.target_max_seconds = 0.3;
     spec.timeout_seconds = 60;
+    spec.return_points_seconds = {0.1};
     return spec;
   }
   if (name == "headline") {
@@ -62,7 +63,9 @@ Json campaign_to_json(const CampaignSpec& spec) {
          {"ops", spec.fixed_ops},
          {"calibration_start_ops", spec.calibration_start_ops},
          {"timeout_seconds", spec.timeout_seconds},
-         {"verify", spec.verify}};
+         {"verify", spec.verify},
+         {"memory", spec.memory},
+         {"return_points_seconds", spec.return_points_seconds}};
   return j;
 }
 
@@ -81,6 +84,8 @@ CampaignSpec campaign_from_json(const Json& j) {
                                               "calibration_start_ops",
                                               "timeout_seconds",
                                               "verify",
+                                              "memory",
+                                              "return_points_seconds",
                                               "description"};
   for (const auto& item : j.items()) {
     if (!known.contains(item.key())) {
@@ -107,6 +112,9 @@ CampaignSpec campaign_from_json(const Json& j) {
       get_or<std::uint64_t>(j, "calibration_start_ops", spec.calibration_start_ops);
   spec.timeout_seconds = get_or<double>(j, "timeout_seconds", spec.timeout_seconds);
   spec.verify = get_or<bool>(j, "verify", false);
+  spec.memory = get_or<bool>(j, "memory", spec.memory);
+  spec.return_points_seconds =
+      get_or<std::vector<double>>(j, "return_points_seconds", spec.return_points_seconds);
   validate_campaign(spec);
   return spec;
 }
@@ -141,6 +149,11 @@ void validate_campaign(const CampaignSpec& spec) {
     throw CampaignError("target_seconds must satisfy 0 < min <= max");
   }
   if (!(spec.timeout_seconds > 0)) throw CampaignError("timeout_seconds must be > 0");
+  for (std::size_t i = 0; i < spec.return_points_seconds.size(); ++i) {
+    const double p = spec.return_points_seconds[i];
+    if (!(p > 0 && p <= 60) || (i > 0 && !(p > spec.return_points_seconds[i - 1])))
+      throw CampaignError("return_points_seconds must be ascending, each in (0, 60]");
+  }
   if (spec.fixed_ops == 0 && spec.calibration_start_ops == 0) {
     throw CampaignError("calibration_start_ops must be > 0");
   }

@@ -7,7 +7,7 @@
 //   {"name": "quick", "workloads": [...], "threads": [1, 2], "allocators": [] (= all),
 //    "user_allocators": ["NAME=PATH"], "blocks": 5, "seed": 123, "baseline": "",
 //    "target_seconds": [0.1, 0.3], "ops": 0 (= calibrate), "calibration_start_ops": 200000,
-//    "timeout_seconds": 60, "verify": false}
+//    "timeout_seconds": 60, "verify": false, "memory": true, "return_points_seconds": [0.1, 1, 5]}
 #pragma once
 
 #include <cstdint>
@@ -40,9 +40,14 @@ struct CampaignSpec {
   std::uint64_t calibration_start_ops = 200'000;
   double timeout_seconds = 60;  // watchdog per child
   bool verify = false;          // pass --verify to every child (untimed content checks)
+  // The memory protocol (harness/docs/protocol.md#memory): the parent samples each child's
+  // RssAnon and reads it again these many seconds after the child has freed everything.
+  bool memory = true;
+  std::vector<double> return_points_seconds = {0.1, 1, 5};
 };
 
-// "quick": the README's main job (4 workloads, threads 1 and 2, 5 blocks, ~0.2 s samples).
+// "quick": the README's main job (4 workloads, threads 1 and 2, 5 blocks, ~0.2 s samples, one
+// return point at +0.1 s so the job stays short).
 // "headline": every workload, threads 1, 2, 4, 8, 20 blocks, 0.5–2 s samples. The percentile
 // bootstrap of a median covers ~92–94% at 15–21 blocks (stats/README.md), hence 20, not 15.
 std::optional<CampaignSpec> builtin_campaign(const std::string& name);

@@ -39,8 +39,10 @@ Json load_raw_run(const std::string& path) {
   if (!j.contains("schema_version") || !j["schema_version"].is_number_integer()) {
     fail("missing schema_version");
   }
-  if (j["schema_version"].get<int>() != kRawRunSchemaVersion) {
+  const int version = j["schema_version"].get<int>();
+  if (version < kRawRunOldestSchemaVersion || version > kRawRunSchemaVersion) {
     fail("schema_version " + j["schema_version"].dump() + " is not supported (this hsbench reads " +
+         std::to_string(kRawRunOldestSchemaVersion) + " to " +
          std::to_string(kRawRunSchemaVersion) + ")");
   }
   for (const char* key : {"campaign", "seed", "allocators", "calibration", "samples"}) {

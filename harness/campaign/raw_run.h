@@ -1,4 +1,4 @@
-// The raw-run JSON ("heapscope.raw-run", schema_version 1): everything a campaign measured and
+// The raw-run JSON ("heapscope.raw-run", schema_version 2): everything a campaign measured and
 // everything needed to re-run any sample. Written by `hsbench run` and `hsbench merge`, read by
 // `report`, `reproduce` and `run --resume`.
 //
@@ -9,7 +9,11 @@
 //    "orders": [{"workload","threads","block","order":[ids]}],
 //    "samples": [{"id","workload","threads","block","position","allocator","argv","env",
 //                 "seeds":{"campaign","block"},"host","status":"ok"|"failed",
-//                 "failure":{"kind","reason",...}?, "wall_seconds", "measurement": child JSON?}]}
+//                 "failure":{"kind","reason",...}?, "wall_seconds", "measurement": child JSON?,
+//                 "memory": MemorySampler::to_json (memory_sampler.h)?}]}
+//
+// Version 2 added the memory protocol (each sample's "memory", the campaign's "memory" and
+// "return_points_seconds"); version 1 runs still load, report and publish, without memory.
 //
 // Sample ids are "<workload>/t<threads>/b<block>/<allocator>", unique within a run.
 // Files are replaced atomically (temp file + rename), so a reader never sees half a file.
@@ -25,7 +29,8 @@ namespace heapscope::harness {
 using Json = nlohmann::ordered_json;
 
 inline constexpr const char* kRawRunSchema = "heapscope.raw-run";
-inline constexpr int kRawRunSchemaVersion = 1;
+inline constexpr int kRawRunSchemaVersion = 2;
+inline constexpr int kRawRunOldestSchemaVersion = 1;
 
 class RawRunError : public std::runtime_error {
  public:

@@ -1,11 +1,22 @@
 #include "harness/campaign/sample_runner.h"
 
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
+#include <csignal>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 
-#include "harness/process/run_command.h"
+#include "harness/campaign/memory_sampler.h"
+#include "harness/process/spawn.h"
 
 namespace heapscope::harness {
 namespace {
@@ -13,6 +24,7 @@ namespace {
 constexpr int kChildBadArguments = 2;
 constexpr int kChildWrongAllocator = 3;
 constexpr int kChildWorkloadErrors = 4;
+constexpr int kChildMemoryProtocol = 5;
 constexpr size_t kStderrTail = 2048;
 
 std::string tail(const std::string& text, size_t n) {
@@ -49,6 +61,114 @@ std::string measurement_problem(const nlohmann::ordered_json& m) {
   return "";
 }
 
+bool wants_memory(const std::vector<std::string>& argv) {
+  for (std::size_t i = 1; i + 1 < argv.size(); ++i) {
+    if (argv[i] == "--memory-fd" && argv[i + 1] == std::to_string(kMemoryFd)) return true;
+  }
+  return false;
+}
+
+struct ChildRun {
+  bool started = false;
+  bool timed_out = false;
+  int exit_code = -1;
+  int term_signal = 0;
+  std::string out, err, error;
+  nlohmann::ordered_json memory;
+};
+
+void close_fd(int& fd) {
+  if (fd >= 0) ::close(fd);
+  fd = -1;
+}
+
+// Spawns argv with stdout/stderr captured and, for the memory protocol, a socket as fd 3;
+// drains the pipes and drives the sampler until both pipes close or the watchdog fires.
+ChildRun run_child(const std::vector<std::string>& argv, const std::vector<std::string>& env,
+                   int timeout_ms, bool memory, const std::vector<double>& return_points) {
+  ChildRun run;
+  int out_pipe[2] = {-1, -1}, err_pipe[2] = {-1, -1}, control[2] = {-1, -1};
+  auto fail = [&](const char* what) {
+    run.error = std::string(what) + ": " + std::strerror(errno);
+    for (int* fd :
+         {&out_pipe[0], &out_pipe[1], &err_pipe[0], &err_pipe[1], &control[0], &control[1]})
+      close_fd(*fd);
+    return run;
+  };
+  if (pipe2(out_pipe, O_CLOEXEC) != 0 || pipe2(err_pipe, O_CLOEXEC) != 0) return fail("pipe");
+  if (memory) {
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, control) != 0) return fail("socketpair");
+    // The child's end must not already be fd 3 (see SpawnRequest::pass_fd).
+    const int high = fcntl(control[1], F_DUPFD_CLOEXEC, 10);
+    if (high < 0) return fail("fcntl");
+    close_fd(control[1]);
+    control[1] = high;
+  }
+  SpawnRequest request;
+  request.program = argv[0];
+  request.search_path = true;
+  request.argv = argv;
+  request.env = &env;
+  request.stdout_fd = out_pipe[1];
+  request.stderr_fd = err_pipe[1];
+  request.pass_fd = control[1];
+  request.pass_fd_as = kMemoryFd;
+  const pid_t pid = spawn_process(request, &run.error);
+  close_fd(out_pipe[1]);
+  close_fd(err_pipe[1]);
+  close_fd(control[1]);
+  if (pid < 0) {
+    close_fd(out_pipe[0]);
+    close_fd(err_pipe[0]);
+    close_fd(control[0]);
+    return run;
+  }
+  run.started = true;
+  std::optional<MemorySampler> sampler;
+  if (memory) sampler.emplace(pid, control[0], return_points);
+
+  pollfd fds[3] = {{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}, {control[0], POLLIN, 0}};
+  std::string* sinks[2] = {&run.out, &run.err};
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  char buf[4096];
+  while (fds[0].fd >= 0 || fds[1].fd >= 0) {
+    const auto left =
+        std::chrono::ceil<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now())
+            .count();
+    if (left <= 0) {
+      run.timed_out = true;
+      break;
+    }
+    int wait_ms = static_cast<int>(left);
+    if (sampler) {
+      const int due = sampler->next_wake_ms();
+      if (due >= 0) wait_ms = std::min(wait_ms, due);
+      if (sampler->control_closed()) fds[2].fd = -1;
+    }
+    const int ready = poll(fds, 3, wait_ms);
+    if (ready < 0 && errno != EINTR) break;
+    for (int i = 0; i < 2 && ready > 0; ++i) {
+      if (fds[i].fd < 0 || fds[i].revents == 0) continue;
+      const ssize_t n = ::read(fds[i].fd, buf, sizeof buf);
+      if (n > 0) {
+        sinks[i]->append(buf, static_cast<std::size_t>(n));
+      } else if (n == 0 || errno != EINTR) {
+        close_fd(fds[i].fd);
+      }
+    }
+    if (sampler) sampler->wake(ready > 0 && fds[2].fd >= 0 && fds[2].revents != 0);
+  }
+  close_fd(fds[0].fd);
+  close_fd(fds[1].fd);
+  if (run.timed_out) kill(pid, SIGKILL);
+  const int status = wait_for_exit(pid);
+  if (WIFEXITED(status)) run.exit_code = WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) run.term_signal = WTERMSIG(status);
+  if (sampler) run.memory = sampler->to_json();
+  close_fd(control[0]);
+  return run;
+}
+
 }  // namespace
 
 std::vector<std::string> sample_argv(const SampleRequest& r, const AllocatorInfo& allocator) {
@@ -66,6 +186,10 @@ std::vector<std::string> sample_argv(const SampleRequest& r, const AllocatorInfo
                                 "--expect-allocator",
                                 allocator.resolved_path};
   if (r.verify) argv.emplace_back("--verify");
+  if (r.memory) {
+    argv.emplace_back("--memory-fd");
+    argv.emplace_back(std::to_string(kMemoryFd));
+  }
   return argv;
 }
 
@@ -80,11 +204,13 @@ std::vector<std::string> sample_env(const AllocatorInfo& allocator) {
 }
 
 SampleOutcome run_sample(const std::vector<std::string>& argv, const std::vector<std::string>& env,
-                         double timeout_seconds) {
+                         double timeout_seconds, const std::vector<double>& return_points) {
   SampleOutcome o;
   const auto start = std::chrono::steady_clock::now();
-  const CommandResult r =
-      run_command(argv, &env, static_cast<int>(std::ceil(timeout_seconds * 1000.0)));
+  const bool memory = wants_memory(argv);
+  const ChildRun r = run_child(argv, env, static_cast<int>(std::ceil(timeout_seconds * 1000.0)),
+                               memory, return_points);
+  o.memory = r.memory;
   o.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   o.exit_code = r.exit_code;
   o.signal = r.term_signal;
@@ -111,12 +237,20 @@ SampleOutcome run_sample(const std::vector<std::string>& argv, const std::vector
   } else if (r.exit_code == kChildWorkloadErrors) {
     o.kind = "workload-errors";
     o.reason = "allocation failures or verify findings (exit 4)";
+  } else if (r.exit_code == kChildMemoryProtocol) {
+    o.kind = "memory-protocol";
+    o.reason = first_line(r.err);
   } else if (r.exit_code != 0) {
     o.kind = "exit-status";
     o.reason = "child exited with status " + std::to_string(r.exit_code) + ": " + first_line(r.err);
   } else if (const std::string problem = measurement_problem(o.measurement); !problem.empty()) {
     o.kind = "bad-output";
     o.reason = problem;
+  } else if (memory && !r.memory.value("complete", false)) {
+    o.kind = "memory-protocol";
+    o.reason = "the memory handshake did not complete" +
+               (r.memory.contains("problem") ? ": " + r.memory["problem"].get<std::string>()
+                                             : std::string());
   } else {
     o.ok = true;
   }

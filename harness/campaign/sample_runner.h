@@ -2,7 +2,10 @@
 // clean environment (PATH, plus LD_PRELOAD and the allocator's own variables, nothing inherited),
 // a watchdog, and a verdict. Every way a child can fail becomes a recorded failure kind:
 //   spawn-failed, timeout, signal, allocator-mismatch (exit 3), bad-arguments (exit 2),
-//   workload-errors (exit 4: allocation failures or verify findings), exit-status, bad-output.
+//   workload-errors (exit 4: allocation failures or verify findings), memory-protocol (exit 5, or
+//   the handshake of memory_sampler.h did not complete), exit-status, bad-output.
+// With `memory`, the child gets --memory-fd 3 and the parent samples its memory from /proc
+// (memory_sampler.h, harness/docs/protocol.md#memory).
 #pragma once
 
 #include <cstdint>
@@ -22,7 +25,11 @@ struct SampleRequest {
   std::uint64_t seed = 0;
   std::uint64_t block = 0;
   bool verify = false;
+  bool memory = false;  // --memory-fd 3: the memory protocol
 };
+
+// The memory protocol's descriptor in the child.
+inline constexpr int kMemoryFd = 3;
 
 std::vector<std::string> sample_argv(const SampleRequest& request, const AllocatorInfo& allocator);
 
@@ -37,11 +44,14 @@ struct SampleOutcome {  // NOLINT(bugprone-exception-escape): implicit members o
   double wall_seconds = 0;             // spawn to reap, as seen by the parent
   int exit_code = -1;
   int signal = 0;
-  std::string stderr_tail;  // last ~2 KiB of the child's stderr
+  std::string stderr_tail;        // last ~2 KiB of the child's stderr
+  nlohmann::ordered_json memory;  // MemorySampler::to_json, when argv asks for the protocol
 };
 
+// Runs argv; when it holds "--memory-fd 3" the parent runs the memory protocol with these
+// return points (seconds after the drain).
 SampleOutcome run_sample(const std::vector<std::string>& argv, const std::vector<std::string>& env,
-                         double timeout_seconds);
+                         double timeout_seconds, const std::vector<double>& return_points = {});
 
 // A failed sample's record in a raw run, the same for campaign and app samples:
 // {"kind", "reason", "exit_code", "signal", "stderr"}.

@@ -10,6 +10,7 @@
 #include <iostream>
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "harness/app/app_sample_runner.h"
 #include "harness/campaign/raw_run.h"
@@ -109,7 +110,13 @@ int run_reproduce(const ReproduceOptions& o) {
   for (const auto& e : env) std::cerr << " '" << e << "'";
   for (const auto& a : argv) std::cerr << " '" << a << "'";
   std::cerr << "\n";
-  const SampleOutcome now = run_sample(argv, env, timeout);
+  // The recorded return points (memory protocol), so the new run reads the same ones.
+  std::vector<double> return_points;
+  if (s->contains("memory")) {
+    for (const Json& p : (*s)["memory"]["return_points"])
+      return_points.push_back(p["after_seconds"].get<double>());
+  }
+  const SampleOutcome now = run_sample(argv, env, timeout, return_points);
 
   const Json empty = Json::object();
   const Json& before = s->contains("measurement") ? (*s)["measurement"] : empty;
@@ -119,6 +126,18 @@ int run_reproduce(const ReproduceOptions& o) {
               now.ok ? "ok" : ("failed: " + now.kind).c_str());
   for (const char* key : {"ops", "seconds", "ops_per_sec", "peak_rss_bytes", "stream_digest"}) {
     std::printf("%-16s %-22s %-22s\n", key, field(before, key).c_str(), field(after, key).c_str());
+  }
+  const Json& mem_before = s->contains("memory") ? (*s)["memory"] : empty;
+  const Json& mem_after = now.memory.is_object() ? now.memory : empty;
+  // The memory protocol's readings (RssAnon bytes), when either run has them.
+  const std::pair<const char*, const char*> memory_rows[] = {
+      {"anon baseline", "baseline_anon_bytes"},
+      {"anon peak", "peak_anon_bytes"},
+      {"anon drained", "drained_anon_bytes"}};
+  for (const auto& [label, key] : memory_rows) {
+    if (mem_before.contains(key) || mem_after.contains(key))
+      std::printf("%-16s %-22s %-22s\n", label, field(mem_before, key).c_str(),
+                  field(mem_after, key).c_str());
   }
   const std::string alloc_before =
       before.contains("allocator") ? field(before["allocator"], "malloc_object") : "-";

@@ -27,6 +27,7 @@ struct RunOptions {
   std::uint64_t seed = 0;
   std::uint64_t ops = 0;
   double timeout = 0;
+  std::vector<double> return_points;
   std::string baseline;
   std::string out;
   bool resume = false;
@@ -44,6 +45,7 @@ CampaignSpec campaign_from_options(const RunOptions& o) {
   if (o.seed_given) spec.seed = o.seed;
   if (o.ops > 0) spec.fixed_ops = o.ops;
   if (o.timeout > 0) spec.timeout_seconds = o.timeout;
+  if (!o.return_points.empty()) spec.return_points_seconds = o.return_points;
   if (!o.baseline.empty()) spec.baseline = o.baseline;
   validate_campaign(spec);
   return spec;
@@ -140,6 +142,11 @@ void add_run_command(CLI::App& app, CommandAction& run) {
       "--ops", o->ops, "Fixed operations per sample, skipping calibration (default: calibrated)"));
   shaping.push_back(cmd->add_option(
       "--timeout", o->timeout, "Watchdog per child, in seconds (default: the campaign's, 60)"));
+  shaping.push_back(cmd->add_option("--return-points", o->return_points,
+                                    "Seconds after the drain at which the child's RSS is read "
+                                    "again (default: the campaign's; quick 0.1, headline 0.1,1,5)")
+                        ->delimiter(',')
+                        ->type_name("S,..."));
   shaping.push_back(
       cmd->add_option("--baseline", o->baseline,
                       "Calibration and report baseline id (default: mimalloc, else glibc)"));

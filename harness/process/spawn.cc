@@ -36,6 +36,7 @@ pid_t spawn_process(const SpawnRequest& r, std::string* error) {
   }
   if (r.stdout_fd >= 0) posix_spawn_file_actions_adddup2(&actions, r.stdout_fd, STDOUT_FILENO);
   if (r.stderr_fd >= 0) posix_spawn_file_actions_adddup2(&actions, r.stderr_fd, STDERR_FILENO);
+  if (r.pass_fd >= 0) posix_spawn_file_actions_adddup2(&actions, r.pass_fd, r.pass_fd_as);
   if (!r.cwd.empty()) posix_spawn_file_actions_addchdir_np(&actions, r.cwd.c_str());
 
   posix_spawnattr_t attr;

@@ -20,6 +20,10 @@ struct SpawnRequest {
   std::string stdin_path;                         // empty: ours (inherited)
   int stdout_fd = -1;                             // -1: ours (inherited)
   int stderr_fd = -1;                             // -1: ours (inherited)
+  // One more descriptor for the child, as its fd `pass_fd_as` (e.g. a control socket); it must
+  // differ from pass_fd_as and from 0-2 (dup2 onto itself would keep its close-on-exec flag).
+  int pass_fd = -1;
+  int pass_fd_as = 3;
   // A process group of its own, with no signal blocked or ignored, so that the whole tree the
   // program starts can be killed at once (kill_process_group) and Ctrl-C reaches only us.
   bool own_process_group = false;

@@ -1,6 +1,7 @@
 #include "harness/report/report.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <map>
 #include <set>
@@ -13,12 +14,34 @@
 namespace heapscope::harness {
 namespace {
 
+// What the memory protocol recorded for one sample (harness/docs/protocol.md#memory).
+struct Memory {
+  bool present = false;
+  double baseline = 0, peak = 0;                   // RssAnon bytes: before the replay, its maximum
+  double live = 0;                                 // the workload's peak live requested bytes
+  std::vector<std::pair<double, double>> returns;  // (seconds after the drain, RssAnon bytes)
+};
+
 struct Point {
   std::uint64_t block;
   double rate;
   double rss;
   std::string digest;
+  Memory memory;
 };
+
+Memory memory_of(const Json& sample) {
+  Memory m;
+  if (!sample.contains("memory") || !sample["memory"].value("complete", false)) return m;
+  const Json& j = sample["memory"];
+  m.present = true;
+  m.baseline = j["baseline_anon_bytes"].get<double>();
+  m.peak = j["peak_anon_bytes"].get<double>();
+  m.live = sample["measurement"].value("peak_live_bytes", 0.0);
+  for (const Json& p : j["return_points"])
+    m.returns.emplace_back(p["after_seconds"].get<double>(), p["anon_bytes"].get<double>());
+  return m;
+}
 
 struct Cell {
   std::string workload;
@@ -36,12 +59,160 @@ std::vector<BlockValue> rates_of(const Cell& cell, const std::string& id) {
   return out;
 }
 
+// One memory value of every sample of `id` that has it, by block; `pick` returns NaN to skip.
+template <class Pick>
+std::vector<BlockValue> memory_values(const Cell& cell, const std::string& id, Pick pick) {
+  std::vector<BlockValue> out;
+  if (auto it = cell.ok.find(id); it != cell.ok.end()) {
+    for (const Point& p : it->second) {
+      if (!p.memory.present) continue;
+      const double v = pick(p.memory);
+      if (std::isfinite(v)) out.push_back({p.block, v});
+    }
+  }
+  return out;
+}
+
+std::vector<double> values_only(const std::vector<BlockValue>& v) {
+  std::vector<double> out;
+  for (const BlockValue& b : v) out.push_back(b.value);
+  return out;
+}
+
+double return_point_value(const Memory& m, double after) {
+  for (const auto& [a, v] : m.returns) {
+    if (a == after) return v;
+  }
+  return std::nan("");
+}
+
+// The memory block of a summary row, or null when no sample of `id` has memory. Effects are
+// lower-is-better on raw RssAnon bytes (always > 0), so > 1 means less memory than the baseline.
+Json memory_json(const Cell& cell, const std::string& id, const std::string& base,
+                 std::uint64_t seed) {
+  const auto peak = memory_values(cell, id, [](const Memory& m) { return m.peak; });
+  if (peak.empty()) return Json();
+  const std::string key = cell.workload + "/" + std::to_string(cell.threads) + "/";
+  const bool is_base = id == base;
+  auto effect = [&](const std::vector<BlockValue>& c, const std::vector<BlockValue>& b,
+                    const std::string& metric) {
+    return is_base ? Json()
+                   : block_paired_effect(c, b, stats::Direction::kLowerIsBetter, seed,
+                                         key + metric + "/" + id + "/" + base);
+  };
+  const auto base_peak = memory_values(cell, base, [](const Memory& m) { return m.peak; });
+  const auto baseline = memory_values(cell, id, [](const Memory& m) { return m.baseline; });
+  const auto above =
+      memory_values(cell, id, [](const Memory& m) { return std::max(0.0, m.peak - m.baseline); });
+  const auto live = memory_values(cell, id, [](const Memory& m) { return m.live; });
+  const auto frag = memory_values(cell, id, [](const Memory& m) {
+    return m.live > 0 ? std::max(0.0, m.peak - m.baseline) / m.live : std::nan("");
+  });
+  Json returns = Json::array();
+  std::set<double> afters;
+  if (auto it = cell.ok.find(id); it != cell.ok.end()) {
+    for (const Point& p : it->second) {
+      for (const auto& [a, _] : p.memory.returns) afters.insert(a);
+    }
+  }
+  for (const double a : afters) {
+    auto at = [a](const Memory& m) { return return_point_value(m, a); };
+    const auto mine = memory_values(cell, id, at);
+    auto above_at = [a](const Memory& m) {
+      return std::max(0.0, return_point_value(m, a) - m.baseline);
+    };
+    char name[32];
+    std::snprintf(name, sizeof name, "return_%g", a);
+    returns.push_back(
+        {{"after_seconds", a},
+         {"anon_bytes", {{"median", number_or_null(stats::median(values_only(mine)))}}},
+         {"above_baseline_bytes",
+          {{"median",
+            number_or_null(stats::median(values_only(memory_values(cell, id, above_at))))}}},
+         {"effect_vs_baseline", effect(mine, memory_values(cell, base, at), name)}});
+  }
+  return {
+      {"samples", peak.size()},
+      {"baseline_anon_bytes", {{"median", number_or_null(stats::median(values_only(baseline)))}}},
+      {"peak_anon_bytes", summary_to_json(stats::summarize(values_only(peak)))},
+      {"peak_above_baseline_bytes", summary_to_json(stats::summarize(values_only(above)))},
+      {"peak_live_bytes", {{"median", number_or_null(stats::median(values_only(live)))}}},
+      {"fragmentation", summary_to_json(stats::summarize(values_only(frag)))},
+      {"peak_effect_vs_baseline", effect(peak, base_peak, "peak_anon_bytes")},
+      {"return_points", returns}};
+}
+
 Json effect_json(const Cell& cell, const std::string& cand, const std::string& base,
                  std::uint64_t seed) {
   const std::string key =
       cell.workload + "/" + std::to_string(cell.threads) + "/ops_per_sec/" + cand + "/" + base;
   return block_paired_effect(rates_of(cell, cand), rates_of(cell, base),
                              stats::Direction::kHigherIsBetter, seed, key);
+}
+
+// The memory table, when any row has memory: per row the baseline RssAnon before the replay,
+// the peak (raw and above the baseline), the peak live requested bytes, the fragmentation proxy,
+// the paired peak effect and each return point (RssAnon, its effect).
+void print_memory_table(std::ostream& out, const Json& summary) {
+  std::set<double> afters;
+  bool any = false;
+  for (const Json& cell : summary["cells"]) {
+    for (const Json& row : cell["allocators"]) {
+      if (!row.contains("memory")) continue;
+      any = true;
+      for (const Json& r : row["memory"]["return_points"])
+        afters.insert(r["after_seconds"].get<double>());
+    }
+  }
+  if (!any) return;
+  const std::string baseline = summary["baseline"].get<std::string>();
+  std::string head;
+  char buf[512];
+  std::snprintf(buf, sizeof buf, "%-24s %-14s %3s %8s %8s %8s %9s %7s %-28s", "cell", "allocator",
+                "n", "base MiB", "peak MiB", "+base", "live MiB", "frag",
+                ("peak effect vs " + baseline + " [95% CI]").c_str());
+  head = buf;
+  for (const double a : afters) {
+    std::snprintf(buf, sizeof buf, " %8s %-28s",
+                  ("+" + fixed_number(a, a < 1 ? 1 : 0) + "s MiB").c_str(), "effect [95% CI]");
+    head += buf;
+  }
+  out << "memory: RssAnon of the child read by the parent from /proc (stream excluded); "
+         "base = before the replay, +base = peak minus base, frag = +base / live; "
+         "effect > 1 = less memory than "
+      << baseline << "\n"
+      << head << "\n";
+  constexpr double kMiB = 1.0 / 1048576;
+  for (const Json& cell : summary["cells"]) {
+    const std::string name = cell["workload"].get<std::string>() +
+                             " t=" + std::to_string(cell["threads"].get<unsigned>()) +
+                             (cell.value("oversubscribed", false) ? " (over)" : "");
+    for (const Json& row : cell["allocators"]) {
+      if (!row.contains("memory")) continue;
+      const Json& m = row["memory"];
+      std::snprintf(buf, sizeof buf, "%-24s %-14s %3s %8s %8s %8s %9s %7s %-28s", name.c_str(),
+                    row["allocator"].get<std::string>().c_str(),
+                    std::to_string(m["samples"].get<std::size_t>()).c_str(),
+                    fixed_number(m["baseline_anon_bytes"]["median"], 2, kMiB).c_str(),
+                    fixed_number(m["peak_anon_bytes"]["median"], 2, kMiB).c_str(),
+                    fixed_number(m["peak_above_baseline_bytes"]["median"], 2, kMiB).c_str(),
+                    fixed_number(m["peak_live_bytes"]["median"], 3, kMiB).c_str(),
+                    fixed_number(m["fragmentation"]["median"], 2).c_str(),
+                    effect_text(m["peak_effect_vs_baseline"]).c_str());
+      std::string line = buf;
+      for (const double a : afters) {
+        const Json* point = nullptr;
+        for (const Json& r : m["return_points"]) {
+          if (r["after_seconds"].get<double>() == a) point = &r;
+        }
+        std::snprintf(buf, sizeof buf, " %8s %-28s",
+                      point ? fixed_number((*point)["anon_bytes"]["median"], 2, kMiB).c_str() : "-",
+                      point ? effect_text((*point)["effect_vs_baseline"]).c_str() : "-");
+        line += buf;
+      }
+      out << line << "\n";
+    }
+  }
 }
 
 }  // namespace
@@ -72,7 +243,7 @@ Json summarize_raw_run(const Json& raw, const std::string& baseline_override) {
       cell.oversubscribed |= m.value("oversubscribed", false);
       cell.ok[alloc].push_back({s["block"].get<std::uint64_t>(), m["ops_per_sec"].get<double>(),
                                 m.value("peak_rss_bytes", 0.0),
-                                m.value("stream_digest", std::string())});
+                                m.value("stream_digest", std::string()), memory_of(s)});
     } else {
       ++cell.failed[alloc];
       failures.push_back(failure_entry(s));
@@ -111,6 +282,8 @@ Json summarize_raw_run(const Json& raw, const std::string& baseline_override) {
                {"ops_per_sec", summary_to_json(stats::summarize(rates))},
                {"peak_rss_bytes", {{"median", number_or_null(stats::median(rss))}}}};
       row["effect_vs_baseline"] = id == baseline ? Json() : effect_json(cell, id, baseline, seed);
+      if (Json memory = memory_json(cell, id, baseline, seed); !memory.is_null())
+        row["memory"] = std::move(memory);
       allocs.push_back(row);
     }
     cells_json.push_back({{"workload", cell.workload},
@@ -162,6 +335,7 @@ void print_report(std::ostream& out, const Json& summary) {
   }
   out << "* CI excludes 1.0. n+kF = k failed samples. (over) = more threads than CPUs. samples: "
       << summary["samples"]["ok"] << " ok, " << summary["samples"]["failed"] << " failed\n";
+  print_memory_table(out, summary);
   print_unavailable_and_failed(out, summary);
 }
 

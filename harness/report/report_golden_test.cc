@@ -1,5 +1,6 @@
 // The printed reports against committed golden texts: `hsbench report`'s table of a small
-// campaign raw run and the app report of a small `hsbench app` raw run (testdata/), and the
+// campaign raw run (one without and one with the memory protocol) and the app report of a small
+// `hsbench app` raw run (testdata/), and the
 // summary JSON each is printed from (what `publish` reads). Both are pure functions of the raw
 // run (bootstrap seeds come from the run's seed), so any change in them is a change in what
 // users read and must be looked at.
@@ -78,6 +79,18 @@ TEST(ReportGolden, CampaignReport) {
   print_report(out, summary);
   expect_golden(out.str(), "campaign.report.txt");
   expect_golden(summary.dump(1) + "\n", "campaign.summary.json");
+}
+
+// A raw run with the memory protocol (schema version 2; glibc and jemalloc, 2 return points):
+// the memory table and the summary's memory blocks.
+TEST(ReportGolden, CampaignMemoryReport) {
+  const Json raw = load_raw_run(kTestdata + "/campaign_memory.raw.json");
+  ASSERT_EQ(raw["schema_version"], 2);
+  const Json summary = summarize_raw_run(raw, "");
+  std::ostringstream out;
+  print_report(out, summary);
+  expect_golden(out.str(), "campaign_memory.report.txt");
+  expect_golden(summary.dump(1) + "\n", "campaign_memory.summary.json");
 }
 
 TEST(ReportGolden, AppReport) {

@@ -39,7 +39,7 @@ TEST(Campaign, TinyCampaignRecordsEverythingAndReports) {
   EXPECT_TRUE(contains(r.err, "ETA")) << r.err;
   const auto raw = read_json(dir / "raw.json");
   EXPECT_EQ(raw["schema"], "heapscope.raw-run");
-  EXPECT_EQ(raw["schema_version"], 1);
+  EXPECT_EQ(raw["schema_version"], 2);
   EXPECT_EQ(raw["complete"], true);
   EXPECT_EQ(raw["seed"], 77);
   EXPECT_EQ(raw["campaign"]["seed"], 77);
@@ -55,6 +55,12 @@ TEST(Campaign, TinyCampaignRecordsEverythingAndReports) {
     EXPECT_TRUE(contains(s["env"].dump(), "\"HEAPSCOPE_PROF=0\"")) << s.dump();
     EXPECT_TRUE(contains(s["env"].dump(), "\"HEAPSCOPE_MEMORY_EVENTS=0\"")) << s.dump();
     EXPECT_TRUE(contains(s["argv"].dump(), "--expect-allocator"));
+    // The memory protocol ran to its end (harness/docs/protocol.md#memory).
+    EXPECT_TRUE(contains(s["argv"].dump(), "--memory-fd"));
+    ASSERT_TRUE(s.contains("memory")) << s.dump();
+    EXPECT_EQ(s["memory"]["complete"], true) << s.dump();
+    EXPECT_GT(s["memory"]["samples"].get<int>(), 0) << s.dump();
+    EXPECT_GE(s["memory"]["peak_anon_bytes"], s["memory"]["baseline_anon_bytes"]);
   }
   // Within a block every allocator replayed the same stream; blocks differ.
   std::map<int, std::set<std::string>> per_block;

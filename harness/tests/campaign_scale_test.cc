@@ -169,5 +169,33 @@ TEST(CampaignScale, HarnessOverheadPerSample) {
   EXPECT_LT(walls[walls.size() / 2], 0.050);  // target 0.020; slack for a loaded machine
 }
 
+// What the memory protocol adds per sample (socket, handshakes, /proc reads every 2 ms; no
+// return points): the same tiny child with and without --memory-fd, interleaved.
+// Target: < 20 ms more per sample.
+TEST(CampaignScale, MemoryProtocolOverheadPerSample) {
+  std::vector<double> plain, memory, reading;
+  const std::vector<std::string> argv{HS_WORKLOAD_EXE, "--workload",         "tiny-hot", "--ops",
+                                      "1000",          "--expect-allocator", HS_LIBC};
+  std::vector<std::string> with_memory = argv;
+  with_memory.insert(with_memory.end(), {"--memory-fd", "3"});
+  for (int i = 0; i < 15; ++i) {
+    const SampleOutcome a = run_sample(argv, {"PATH=/usr/bin:/bin"}, 10);
+    const SampleOutcome b = run_sample(with_memory, {"PATH=/usr/bin:/bin"}, 10);
+    ASSERT_TRUE(a.ok && b.ok) << a.reason << b.reason;
+    ASSERT_TRUE(b.memory.value("complete", false)) << b.memory.dump();
+    plain.push_back(a.wall_seconds);
+    memory.push_back(b.wall_seconds);
+    reading.push_back(b.memory["sampling_seconds"].get<double>());
+  }
+  for (auto* v : {&plain, &memory, &reading}) std::sort(v->begin(), v->end());
+  const double extra = memory[memory.size() / 2] - plain[plain.size() / 2];
+  std::printf(
+      "memory protocol: median wall %.2f ms with, %.2f ms without (+%.2f ms); /proc reads "
+      "%.3f ms per sample\n",
+      memory[memory.size() / 2] * 1e3, plain[plain.size() / 2] * 1e3, extra * 1e3,
+      reading[reading.size() / 2] * 1e3);
+  EXPECT_LT(extra, 0.020);
+}
+
 }  // namespace
 }  // namespace heapscope::harness::testing

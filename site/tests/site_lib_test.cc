@@ -61,8 +61,13 @@ TEST(Schemas, RejectDriftAtEveryLevel) {
   unknown_top["surprise"] = 1;
   EXPECT_TRUE(rejected(unknown_top, Schema::kRawRun));
   Json bad_version = raw;
-  bad_version["schema_version"] = 2;
+  bad_version["schema_version"] = 3;
   EXPECT_TRUE(rejected(bad_version, Schema::kRawRun));
+  Json version_2 = raw;  // the memory protocol's version; its "memory" record is typed
+  version_2["schema_version"] = 2;
+  EXPECT_FALSE(rejected(version_2, Schema::kRawRun));
+  version_2["samples"][0]["memory"] = Json{{"method", "proc-statm-anon-v1"}};
+  EXPECT_TRUE(rejected(version_2, Schema::kRawRun));
   Json ok_without_measurement = raw;
   ok_without_measurement["samples"][3].erase("measurement");
   EXPECT_TRUE(rejected(ok_without_measurement, Schema::kRawRun));

@@ -1,0 +1,145 @@
+#include "harness/campaign/memory_sampler.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+namespace heapscope::harness {
+namespace {
+
+double seconds_between(MemorySampler::Clock::time_point a, MemorySampler::Clock::time_point b) {
+  return std::chrono::duration<double>(b - a).count();
+}
+
+}  // namespace
+
+MemorySampler::MemorySampler(pid_t pid, int control_fd, std::vector<double> return_points)
+    : pid_(pid), control_(control_fd), return_points_(std::move(return_points)) {
+  std::sort(return_points_.begin(), return_points_.end());
+  const std::string path = "/proc/" + std::to_string(pid_) + "/statm";
+  statm_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (statm_ < 0) problem_ = "cannot open " + path + ": " + std::strerror(errno);
+  page_ = sysconf(_SC_PAGESIZE);
+}
+
+MemorySampler::~MemorySampler() {
+  if (statm_ >= 0) ::close(statm_);
+}
+
+bool MemorySampler::read_anon(std::uint64_t* bytes) {
+  if (statm_ < 0) return false;
+  const auto start = Clock::now();
+  char buf[256];
+  const ssize_t n = ::pread(statm_, buf, sizeof buf - 1, 0);
+  sampling_seconds_ += seconds_between(start, Clock::now());
+  if (n <= 0) return false;
+  buf[n] = '\0';
+  unsigned long long size = 0, resident = 0, shared = 0;
+  if (std::sscanf(buf, "%llu %llu %llu", &size, &resident, &shared) != 3) return false;
+  // statm's "shared" is RssFile + RssShmem, so the difference is RssAnon (proc(5)).
+  *bytes = (resident - std::min(resident, shared)) * static_cast<std::uint64_t>(page_);
+  ++samples_;
+  return true;
+}
+
+void MemorySampler::answer(const char* line) {
+  const std::size_t n = std::strlen(line);
+  if (::write(control_, line, n) != static_cast<ssize_t>(n) && problem_.empty())
+    problem_ = std::string("cannot answer the child: ") + std::strerror(errno);
+}
+
+void MemorySampler::on_line(const std::string& line) {
+  std::uint64_t anon = 0;
+  if (line == "replay" && phase_ == Phase::kStarting) {
+    if (read_anon(&anon)) baseline_ = peak_ = anon;
+    phase_ = Phase::kReplay;
+    next_sample_ = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                      std::chrono::duration<double>(kMemoryIntervalSeconds));
+    answer("go\n");
+  } else if (line == "drained" && phase_ == Phase::kReplay) {
+    drained_at_ = Clock::now();
+    if (read_anon(&anon)) {
+      drained_ = anon;
+      peak_ = std::max(peak_, anon);
+    }
+    phase_ = Phase::kReturn;
+    wake(false);  // no return points: answer at once
+  } else if (problem_.empty()) {
+    problem_ = "unexpected control line '" + line.substr(0, 40) + "'";
+  }
+}
+
+void MemorySampler::wake(bool control_readable) {
+  if (control_readable && !closed_) {
+    char buf[256];
+    const ssize_t n = ::read(control_, buf, sizeof buf);
+    if (n > 0) {
+      pending_.append(buf, static_cast<std::size_t>(n));
+    } else if (n == 0 || errno != EINTR) {
+      closed_ = true;
+    }
+    for (std::size_t nl; (nl = pending_.find('\n')) != std::string::npos;) {
+      const std::string line = pending_.substr(0, nl);
+      pending_.erase(0, nl + 1);
+      on_line(line);
+    }
+  }
+  const auto now = Clock::now();
+  std::uint64_t anon = 0;
+  if (phase_ == Phase::kReplay && now >= next_sample_) {
+    if (read_anon(&anon)) peak_ = std::max(peak_, anon);
+    next_sample_ = now + std::chrono::duration_cast<Clock::duration>(
+                             std::chrono::duration<double>(kMemoryIntervalSeconds));
+  } else if (phase_ == Phase::kReturn) {
+    while (returns_.size() < return_points_.size() &&
+           seconds_between(drained_at_, now) >= return_points_[returns_.size()]) {
+      const double at = seconds_between(drained_at_, Clock::now());
+      if (!read_anon(&anon)) anon = 0;
+      returns_.push_back({return_points_[returns_.size()], at, anon});
+    }
+    if (returns_.size() == return_points_.size()) {
+      phase_ = Phase::kDone;
+      answer("exit\n");
+    }
+  }
+}
+
+int MemorySampler::next_wake_ms() const {
+  const auto now = Clock::now();
+  Clock::time_point due;
+  if (phase_ == Phase::kReplay) {
+    due = next_sample_;
+  } else if (phase_ == Phase::kReturn && returns_.size() < return_points_.size()) {
+    due = drained_at_ + std::chrono::duration_cast<Clock::duration>(
+                            std::chrono::duration<double>(return_points_[returns_.size()]));
+  } else {
+    return -1;
+  }
+  if (due <= now) return 0;
+  // Round up, so a wake never comes before the point is due.
+  return static_cast<int>(std::chrono::ceil<std::chrono::milliseconds>(due - now).count());
+}
+
+nlohmann::ordered_json MemorySampler::to_json() const {
+  nlohmann::ordered_json points = nlohmann::ordered_json::array();
+  for (const ReturnPoint& r : returns_)
+    points.push_back({{"after_seconds", r.after}, {"at_seconds", r.at}, {"anon_bytes", r.anon}});
+  nlohmann::ordered_json j{{"method", "proc-statm-anon-v1"},
+                           {"interval_seconds", kMemoryIntervalSeconds},
+                           {"samples", samples_},
+                           {"baseline_anon_bytes", baseline_},
+                           {"peak_anon_bytes", peak_},
+                           {"peak_above_baseline_bytes", peak_ - std::min(peak_, baseline_)},
+                           {"drained_anon_bytes", drained_},
+                           {"return_points", points},
+                           {"sampling_seconds", sampling_seconds_},
+                           {"complete", phase_ == Phase::kDone}};
+  if (!problem_.empty()) j["problem"] = problem_;
+  return j;
+}
+
+}  // namespace heapscope::harness

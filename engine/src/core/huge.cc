@@ -1,5 +1,5 @@
-// Huge blocks (over kLargeMax): one dedicated, segment-aligned mapping each, freed from any
-// thread. Freed mappings wait in a small process-wide cache so that programs churning
+// Huge blocks (over kHugeMin, 4 MiB): one dedicated, segment-aligned mapping each, freed from
+// any thread. Freed mappings wait in a small process-wide cache so that programs churning
 // multi-megabyte buffers of varying sizes reuse resident pages instead of faulting fresh ones:
 // a cached mapping serves a smaller request whole (within a ratio) and a bigger one by growing
 // (only the growth is new pages). The cache is bounded in bytes and entries; an entry unused
@@ -42,7 +42,7 @@ std::atomic<int64_t> g_cache_expire_at{0};
 // a mapping is needed soon after one expired, halved after an expiry with no such need.
 std::atomic<int64_t> g_cache_delay_ms{0};
 std::atomic<int64_t> g_last_expiry_ms{0};
-std::atomic<bool> g_refaulted{false};
+std::atomic<int64_t> g_last_miss_ms{0};
 // Bytes of huge mappings in use (not cached): the cache may hold a share of them.
 std::atomic<size_t> g_live_bytes{0};
 constexpr size_t kLiveShare = 2;  // the cache may hold up to live / kLiveShare
@@ -202,10 +202,11 @@ bool cache_put(Segment* segment) {
 void note_miss() {
   int64_t delay = cache_delay();
   if (delay <= 0) return;
+  int64_t now = os::now_ms();
+  g_last_miss_ms.store(now, std::memory_order_relaxed);
   int64_t last = g_last_expiry_ms.load(std::memory_order_relaxed);
-  if (last == 0 || os::now_ms() - last > option(hs_option_purge_delay_max)) return;
+  if (last == 0 || now - last > option(hs_option_purge_delay_max)) return;
   g_cache_delay_ms.store(2 * delay, std::memory_order_relaxed);
-  g_refaulted.store(true, std::memory_order_relaxed);
 }
 
 }  // namespace
@@ -233,7 +234,9 @@ void huge_cache_trim(bool force) {
   for (size_t i = 0; i < expired_count; ++i) unmap_huge(expired[i]);
   if (force) return;  // says nothing about whether the delay was too short
   g_last_expiry_ms.store(now, std::memory_order_relaxed);
-  if (!g_refaulted.exchange(false, std::memory_order_relaxed) && delay > 0) {
+  // No miss for the longest delay: the churn has stopped, so shorten the delay again.
+  int64_t ceiling = option(hs_option_purge_delay_max);
+  if (delay > 0 && now - g_last_miss_ms.load(std::memory_order_relaxed) > ceiling) {
     g_cache_delay_ms.store(delay / 2, std::memory_order_relaxed);
   }
 }

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <thread>
+#include <vector>
 
 #include "../support/test_support.h"
 
@@ -81,6 +82,48 @@ TEST(LargeReuse, CachedBuffersReturnToTheOsAfterTheChurnStops) {
   }
   EXPECT_LE(committed, committed_before + 2 * kMiB)
       << "freed large buffers still committed 3 s after the churn stopped";
+}
+
+}  // namespace
+
+namespace {
+
+// The drain: two threads build a live set of 200k mixed blocks (16 B..64 KiB, mostly small,
+// every byte written), free it all and exit; the process then idles but for a running
+// program's occasional allocations. What the allocator still holds must be small within a
+// few purge delays.
+TEST(Drain, ResidentMemoryFallsAfterAThreadedLiveSetIsFreed) {
+  if (hs_test::kSanitized) GTEST_SKIP() << "RSS is meaningless under a sanitizer";
+  if (std::getenv("HEAPSCOPE_PURGE_DELAY") != nullptr) GTEST_SKIP() << "wants default delays";
+  hs_collect(1);
+  const size_t rss_before = hs_test::rss_bytes();
+  std::thread workers[2];
+  for (int t = 0; t < 2; ++t) {
+    workers[t] = std::thread([t] {
+      hs_test::SplitMix64 rng(900 + static_cast<uint64_t>(t));
+      std::vector<void*> blocks;
+      blocks.reserve(100000);
+      for (int i = 0; i < 100000; ++i) {
+        const size_t n =
+            rng.next() % 100 == 0 ? rng.between(1024, 64 * 1024) : rng.between(16, 1024);
+        void* p = hs_malloc(n);
+        if (p == nullptr) std::abort();
+        std::memset(p, 7, n);
+        blocks.push_back(p);
+      }
+      for (void* p : blocks) hs_free(p);
+    });
+  }
+  for (auto& w : workers) w.join();
+  size_t rss = 0;
+  const auto t0 = std::chrono::steady_clock::now();
+  while (std::chrono::steady_clock::now() - t0 < std::chrono::seconds(2)) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    for (int j = 0; j < 8; ++j) hs_free(hs_malloc(200 * 1024));
+    rss = hs_test::rss_bytes();
+    if (rss <= rss_before + 4 * kMiB) break;
+  }
+  EXPECT_LE(rss, rss_before + 4 * kMiB) << "before " << rss_before / 1024 << " KiB";
 }
 
 }  // namespace

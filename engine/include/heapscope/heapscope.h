@@ -118,7 +118,7 @@ typedef enum hs_option_e {
   hs_option_verbose = 0,  // HEAPSCOPE_VERBOSE: print warnings and errors (default 0)
   hs_option_show_stats,   // HEAPSCOPE_SHOW_STATS: print statistics at exit (default 0)
   hs_option_purge_delay,  // HEAPSCOPE_PURGE_DELAY: ms before free memory is purged (10; -1 never)
-  hs_option_huge_cache_bytes,  // HEAPSCOPE_HUGE_CACHE_BYTES: freed huge mappings kept for reuse
+  hs_option_huge_cache_bytes,  // HEAPSCOPE_HUGE_CACHE_BYTES: freed huge mappings kept (at least)
   hs_option_check_frees,       // HEAPSCOPE_CHECK_FREES: detect double/invalid free (0; 1 in debug)
   hs_option_purge_delay_max,   // HEAPSCOPE_PURGE_DELAY_MAX: ceiling of the adaptive delay (250 ms)
   hs_option_dirty_max_bytes,   // HEAPSCOPE_DIRTY_MAX_BYTES: free memory a thread keeps resident

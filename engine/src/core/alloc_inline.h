@@ -90,7 +90,7 @@ HS_ALWAYS_INLINE void* heap_malloc(Heap* heap, size_t size) {
     Page* page = heap->direct.medium[(size + kMediumDirectStep - 1) / kMediumDirectStep];
     return direct_malloc(heap, page, size);
   }
-  if (size <= kLargeMax) {
+  if (size <= kHugeMin) {
     // Large sizes: the first page of the bin's queue.
     Page* page = heap->queues[bin_of(size)].first;
     if (page != nullptr) return direct_malloc(heap, page, size);
@@ -260,7 +260,7 @@ inline void* heap_malloc_aligned(Heap* heap, size_t size, size_t alignment) {
 // Zeroing allocation: the whole usable size reads zero (see the rezalloc rules in heapscope.h).
 inline void* heap_zalloc_aligned(Heap* heap, size_t size, size_t alignment) {
   if (events_intercept()) return events_zalloc_aligned(heap, size, alignment);
-  if (size > kLargeMax && alignment <= kHugeBlockOffset && size <= kMaxAllocSize) {
+  if (size > kHugeMin && alignment <= kHugeBlockOffset && size <= kMaxAllocSize) {
     if (HS_UNLIKELY(heap == &g_empty_heap)) heap = thread_heap_init();
     if (heap == nullptr) {
       errno = ENOMEM;
@@ -292,7 +292,7 @@ inline void* resize_without_copying(Heap* heap, void* p, size_t usable, size_t n
   // Only one-block pages (growth spans, large and huge blocks) resize without copying.
   if (usable < kGrowthSpanMin || heap == &g_empty_heap) return nullptr;
   Page* page = page_of(p);
-  if (new_size <= kLargeMax) {
+  if (new_size <= kHugeMin) {
     if (!large_grow_in_place(page, new_size)) return nullptr;
     if (zero) memset(static_cast<uint8_t*>(p) + usable, 0, page->block_size - usable);
     return charge_sample(heap, p, new_size);

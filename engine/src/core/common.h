@@ -51,7 +51,12 @@ inline constexpr size_t kGrowthSpanMin = 32 * 1024;
 // allocated.
 inline constexpr size_t kSampleOwnPageMinInterval = 64 * 1024;
 inline constexpr size_t kSampleOwnPageMaxSize = 512;
-inline constexpr size_t kLargeMax = 16 * 1024 * 1024;   // beyond this: a dedicated mapping
+inline constexpr size_t kLargeMax = 16 * 1024 * 1024;  // the largest size class
+// Beyond this: a dedicated mapping (huge block). Buffers of a few MiB and more then share one
+// process-wide cache of freed mappings, whatever their sizes (huge.cc); as spans they filled
+// an eighth or more of a segment each and fragmented the segments' free room, so buffers of
+// varying sizes kept faulting fresh slices in. The size classes above it go unused.
+inline constexpr size_t kHugeMin = 4 * 1024 * 1024;
 inline constexpr size_t kHugeBlockOffset = kSliceSize;  // huge block: after fields + pages[0]
 inline constexpr size_t kMaxAllocSize = PTRDIFF_MAX - 2 * kSegmentSize;
 inline constexpr size_t kNaturalAlignMax = kSliceSize;  // page areas are slice aligned

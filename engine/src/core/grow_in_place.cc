@@ -14,7 +14,7 @@ namespace heapscope {
 // so nothing is copied. Accounted as a moving realloc (a free and an allocation; the caller
 // charges the profiler). False, changing nothing, when the block cannot grow where it is.
 bool large_grow_in_place(Page* page, size_t new_size) {
-  if ((page_flags(page) & kPageLarge) == 0 || new_size > kLargeMax) return false;
+  if ((page_flags(page) & kPageLarge) == 0 || new_size > kHugeMin) return false;
   if (page_owner_tid(page) != os::thread_id()) return false;
   size_t bin = bin_of(new_size);
   if (bin_block_size(bin) <= page->block_size) return false;

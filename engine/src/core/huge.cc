@@ -1,7 +1,10 @@
-// Huge blocks (over kLargeMax): one dedicated, segment-aligned mapping each, freed from any
-// thread. Freed mappings wait in a small process-wide cache for a short time, so programs
-// that repeatedly allocate multi-megabyte buffers do not fault fresh pages in every time;
-// the cache is bounded in bytes and entries expire after ten purge delays.
+// Huge blocks (over kHugeMin, 4 MiB): one dedicated, segment-aligned mapping each, freed from
+// any thread. Freed mappings wait in a small process-wide cache so that programs churning
+// multi-megabyte buffers of varying sizes reuse resident pages instead of faulting fresh ones:
+// a cached mapping serves a smaller request whole (within a ratio) and a bigger one by growing
+// (only the growth is new pages). The cache is bounded in bytes and entries; an entry unused
+// for the purge delay (adaptive, like the segments') is unmapped at the next allocator call
+// or thread exit.
 #include "core/huge.h"
 
 #include <string.h>
@@ -17,7 +20,6 @@
 #include "platform/platform.h"
 
 namespace heapscope {
-
 namespace {
 
 struct CacheEntry {
@@ -25,16 +27,62 @@ struct CacheEntry {
   int64_t freed_at;
 };
 
-constexpr size_t kCacheEntries = 8;
+constexpr size_t kCacheEntries = 16;
+// A cached mapping up to this many times the request serves it whole: its tail stays resident
+// for the block's next, bigger use. Beyond, the tail past this bound is unmapped, so a live
+// block never holds more than this factor of what was asked.
+constexpr size_t kReuseRatio = 4;
 std::atomic<uint32_t> g_cache_lock{0};
 CacheEntry g_cache[kCacheEntries];
 size_t g_cache_count = 0;
 size_t g_cache_bytes = 0;
+// When the oldest entry expires (0: empty): the unlocked check every allocator call makes.
+std::atomic<int64_t> g_cache_expire_at{0};
+// The cache's own adaptive delay (0: the option's value), doubled up to purge_delay_max when
+// a mapping is needed soon after one expired, halved after an expiry with no such need.
+std::atomic<int64_t> g_cache_delay_ms{0};
+std::atomic<int64_t> g_last_expiry_ms{0};
+std::atomic<int64_t> g_last_miss_ms{0};
+// Bytes of huge mappings in use (not cached): the cache may hold a share of them.
+std::atomic<size_t> g_live_bytes{0};
+constexpr size_t kLiveShare = 2;  // the cache may hold up to live / kLiveShare
+
+// The cache's byte bound: the option, or more while many huge bytes are in use.
+size_t cache_limit() {
+  long option_limit = option(hs_option_huge_cache_bytes);
+  if (option_limit <= 0) return 0;
+  size_t share = g_live_bytes.load(std::memory_order_relaxed) / kLiveShare;
+  return share > static_cast<size_t>(option_limit) ? share : static_cast<size_t>(option_limit);
+}
+
+int64_t cache_delay() {
+  int64_t base = option(hs_option_purge_delay);
+  if (base <= 0) return base;  // 0: not cached, < 0: never expires
+  int64_t ceiling = option(hs_option_purge_delay_max);
+  if (ceiling < base) ceiling = base;
+  int64_t delay = g_cache_delay_ms.load(std::memory_order_relaxed);
+  return delay < base ? base : (delay > ceiling ? ceiling : delay);
+}
+
+// Caller holds the lock.
+void update_expire_at() {
+  int64_t delay = cache_delay();
+  int64_t oldest = 0;
+  for (size_t i = 0; i < g_cache_count; ++i) {
+    if (oldest == 0 || g_cache[i].freed_at < oldest) oldest = g_cache[i].freed_at;
+  }
+  int64_t at = oldest == 0 || delay < 0 ? 0 : oldest + delay;
+  g_cache_expire_at.store(at, std::memory_order_relaxed);
+}
+
+void note_released(size_t bytes) {
+  g_counters.reserved_bytes.fetch_sub(bytes, std::memory_order_relaxed);
+  g_counters.committed_bytes.fetch_sub(bytes, std::memory_order_relaxed);
+  g_counters.purged_bytes.fetch_add(bytes, std::memory_order_relaxed);
+}
 
 void unmap_huge(Segment* segment) {
-  g_counters.reserved_bytes.fetch_sub(segment->mapped_size, std::memory_order_relaxed);
-  g_counters.committed_bytes.fetch_sub(segment->mapped_size, std::memory_order_relaxed);
-  g_counters.purged_bytes.fetch_add(segment->mapped_size, std::memory_order_relaxed);
+  note_released(segment->mapped_size);
   segment_map_set(segment, segment->mapped_size, false);
   os::unmap(segment->mapping, segment->mapped_size);
 }
@@ -44,46 +92,95 @@ void cache_remove_at(size_t i) {
   g_cache[i] = g_cache[--g_cache_count];
 }
 
-// Best fit among cached mappings that are big enough; a much larger one is trimmed to size
-// (its tail unmapped), so any recently freed buffer can serve a smaller request.
-Segment* cache_take(size_t mapped_size) {
-  spin_lock(g_cache_lock);
-  size_t best = kCacheEntries;
-  for (size_t i = 0; i < g_cache_count; ++i) {
-    size_t have = g_cache[i].segment->mapped_size;
-    if (have >= mapped_size &&
-        (best == kCacheEntries || have < g_cache[best].segment->mapped_size)) {
-      best = i;
+// Unmaps the tail of a cached mapping past new_size.
+void shrink(Segment* segment, size_t new_size) {
+  size_t excess = segment->mapped_size - new_size;
+  segment_map_set(segment, segment->mapped_size, false);
+  os::unmap(reinterpret_cast<uint8_t*>(segment) + new_size, excess);
+  segment->mapped_size = new_size;
+  segment_map_set(segment, new_size, true);
+  note_released(excess);
+}
+
+// Grows a cached mapping to new_size: in place when the range after it is free, else its
+// pages move to a fresh aligned range (page tables move, nothing is faulted). nullptr if the
+// kernel refuses both; the mapping is then unchanged.
+Segment* grow(Segment* segment, size_t new_size) {
+  size_t old_size = segment->mapped_size;
+  segment_map_set(segment, old_size, false);
+  void* moved = os::remap(segment, old_size, new_size, nullptr);
+  if (moved == nullptr) {
+    void* target = os::map_aligned(new_size, kSegmentSize);
+    if (target != nullptr) {
+      moved = os::remap(segment, old_size, new_size, target);
+      if (moved == nullptr) os::unmap(target, new_size);
     }
   }
+  if (moved == nullptr) {
+    segment_map_set(segment, old_size, true);
+    return nullptr;
+  }
+  segment = static_cast<Segment*>(moved);
+  segment->mapping = moved;
+  segment->mapped_size = new_size;
+  segment_map_set(segment, new_size, true);
+  g_counters.reserved_bytes.fetch_add(new_size - old_size, std::memory_order_relaxed);
+  note_committed(new_size - old_size);
+  g_counters.huge_remaps.fetch_add(1, std::memory_order_relaxed);
+  return segment;
+}
+
+// A cached mapping for a request of mapped_size bytes, nullptr if none serves. Prefers, in
+// order: the smallest one big enough within kReuseRatio (no new pages at all); the biggest
+// smaller one, grown (only the growth is new); a bigger one, its tail past the ratio unmapped.
+// *resident_out is how many of the returned mapping's bytes were already resident.
+Segment* cache_take(size_t mapped_size, size_t* resident_out) {
+  spin_lock(g_cache_lock);
+  size_t above = kCacheEntries;
+  size_t below = kCacheEntries;
+  for (size_t i = 0; i < g_cache_count; ++i) {
+    size_t have = g_cache[i].segment->mapped_size;
+    if (have >= mapped_size) {
+      if (above == kCacheEntries || have < g_cache[above].segment->mapped_size) above = i;
+    } else if (below == kCacheEntries || have > g_cache[below].segment->mapped_size) {
+      below = i;
+    }
+  }
+  size_t pick = above;
+  if (above == kCacheEntries ||
+      (below != kCacheEntries && g_cache[above].segment->mapped_size / kReuseRatio > mapped_size)) {
+    pick = below;
+  }
   Segment* segment = nullptr;
-  if (best != kCacheEntries) {
-    segment = g_cache[best].segment;
-    cache_remove_at(best);
+  if (pick != kCacheEntries) {
+    segment = g_cache[pick].segment;
+    cache_remove_at(pick);
+    update_expire_at();
   }
   spin_unlock(g_cache_lock);
-  if (segment != nullptr && segment->mapped_size - mapped_size >= kSegmentSize) {
-    size_t excess = segment->mapped_size - mapped_size;
-    segment_map_set(segment, segment->mapped_size, false);
-    os::unmap(reinterpret_cast<uint8_t*>(segment) + mapped_size, excess);
-    segment->mapped_size = mapped_size;
-    segment_map_set(segment, mapped_size, true);
-    g_counters.reserved_bytes.fetch_sub(excess, std::memory_order_relaxed);
-    g_counters.committed_bytes.fetch_sub(excess, std::memory_order_relaxed);
-    g_counters.purged_bytes.fetch_add(excess, std::memory_order_relaxed);
+  if (segment == nullptr) return nullptr;
+  size_t have = segment->mapped_size;
+  *resident_out = have < mapped_size ? have : mapped_size;
+  if (have < mapped_size) {
+    Segment* grown = grow(segment, mapped_size);
+    if (grown == nullptr) unmap_huge(segment);
+    return grown;
   }
+  if (have / kReuseRatio > mapped_size) shrink(segment, mapped_size * kReuseRatio);
+  *resident_out = segment->mapped_size;
   return segment;
 }
 
 // Returns true if the cache took the mapping.
 bool cache_put(Segment* segment) {
-  long limit = option(hs_option_huge_cache_bytes);
-  if (limit <= 0 || segment->mapped_size > static_cast<size_t>(limit)) return false;
+  size_t limit = cache_limit();
+  if (segment->mapped_size > limit) return false;
+  if (cache_delay() == 0) return false;  // purge at once
   Segment* evicted[kCacheEntries];
   size_t evicted_count = 0;
   spin_lock(g_cache_lock);
-  while (g_cache_count > 0 && (g_cache_count == kCacheEntries ||
-                               g_cache_bytes + segment->mapped_size > static_cast<size_t>(limit))) {
+  while (g_cache_count > 0 &&
+         (g_cache_count == kCacheEntries || g_cache_bytes + segment->mapped_size > limit)) {
     size_t oldest = 0;
     for (size_t i = 1; i < g_cache_count; ++i) {
       if (g_cache[i].freed_at < g_cache[oldest].freed_at) oldest = i;
@@ -93,30 +190,55 @@ bool cache_put(Segment* segment) {
   }
   g_cache[g_cache_count++] = CacheEntry{segment, os::now_ms()};
   g_cache_bytes += segment->mapped_size;
+  update_expire_at();
   spin_unlock(g_cache_lock);
   for (size_t i = 0; i < evicted_count; ++i) unmap_huge(evicted[i]);
   return true;
 }
 
+// A mapping had to be faulted in (or grown): if an entry expired within the longest delay
+// before, the delay was too short for this program's rhythm. (Within two delays would miss
+// buffers reused every few delays: the faults themselves slow the program down.)
+void note_miss() {
+  int64_t delay = cache_delay();
+  if (delay <= 0) return;
+  int64_t now = os::now_ms();
+  g_last_miss_ms.store(now, std::memory_order_relaxed);
+  int64_t last = g_last_expiry_ms.load(std::memory_order_relaxed);
+  if (last == 0 || now - last > option(hs_option_purge_delay_max)) return;
+  g_cache_delay_ms.store(2 * delay, std::memory_order_relaxed);
+}
+
 }  // namespace
 
 void huge_cache_trim(bool force) {
-  long delay = option(hs_option_purge_delay);
-  int64_t keep_ms = delay < 0 ? INT64_MAX : delay * 10;
+  int64_t at = g_cache_expire_at.load(std::memory_order_relaxed);
+  if (!force && at == 0) return;
   int64_t now = os::now_ms();
+  if (!force && now < at) return;
+  int64_t delay = cache_delay();
   Segment* expired[kCacheEntries];
   size_t expired_count = 0;
   spin_lock(g_cache_lock);
   for (size_t i = 0; i < g_cache_count;) {
-    if (force || now - g_cache[i].freed_at >= keep_ms) {
+    if (force || (delay >= 0 && now - g_cache[i].freed_at >= delay)) {
       expired[expired_count++] = g_cache[i].segment;
       cache_remove_at(i);
     } else {
       ++i;
     }
   }
+  update_expire_at();
   spin_unlock(g_cache_lock);
+  if (expired_count == 0) return;
   for (size_t i = 0; i < expired_count; ++i) unmap_huge(expired[i]);
+  if (force) return;  // says nothing about whether the delay was too short
+  g_last_expiry_ms.store(now, std::memory_order_relaxed);
+  // No miss for the longest delay: the churn has stopped, so shorten the delay again.
+  int64_t ceiling = option(hs_option_purge_delay_max);
+  if (delay > 0 && now - g_last_miss_ms.load(std::memory_order_relaxed) > ceiling) {
+    g_cache_delay_ms.store(delay / 2, std::memory_order_relaxed);
+  }
 }
 
 void huge_fork_lock(bool acquire) {
@@ -135,9 +257,12 @@ void* huge_alloc(Heap* heap, size_t size, size_t alignment, bool zero) {
   if (size > kMaxAllocSize || offset > kMaxAllocSize - size) return nullptr;
   size_t mapped_size = (offset + size + page - 1) & ~(page - 1);
 
-  Segment* segment = offset == kHugeBlockOffset ? cache_take(mapped_size) : nullptr;
-  bool fresh = segment == nullptr;
-  if (fresh) {
+  huge_cache_trim(false);
+  size_t resident = 0;  // bytes of the mapping that may hold old data
+  Segment* segment = offset == kHugeBlockOffset ? cache_take(mapped_size, &resident) : nullptr;
+  if (segment == nullptr || resident < mapped_size) note_miss();
+  if (segment == nullptr) {
+    resident = 0;
     size_t map_alignment = alignment > kSegmentSize ? alignment : kSegmentSize;
     void* memory = os::map_aligned(mapped_size, map_alignment);
     if (memory == nullptr) return nullptr;
@@ -172,7 +297,8 @@ void* huge_alloc(Heap* heap, size_t size, size_t alignment, bool zero) {
     huge->huge_tracked.store(1, std::memory_order_relaxed);
     spin_unlock(heap->huge_lock);
   }
-  if (zero && !fresh) memset(huge->area, 0, huge->block_size);
+  if (zero && resident > offset) memset(huge->area, 0, resident - offset);
+  g_live_bytes.fetch_add(segment->mapped_size, std::memory_order_relaxed);
   g_counters.huge_count.fetch_add(1, std::memory_order_relaxed);
   heap->counters.alloc_count.add(1);
 #if !HS_PROFILER
@@ -238,6 +364,7 @@ void* huge_realloc(Heap* heap, Page* huge, size_t new_size, bool zero, bool may_
   huge->area = reinterpret_cast<uint8_t*>(segment) + kHugeBlockOffset;
   huge->block_size = new_mapped - kHugeBlockOffset;
   segment_map_set(segment, new_mapped, true);
+  g_live_bytes.fetch_add(new_mapped - old_mapped, std::memory_order_relaxed);  // wraps to a sub
   if (new_mapped >= old_mapped) {
     g_counters.reserved_bytes.fetch_add(new_mapped - old_mapped, std::memory_order_relaxed);
     note_committed(new_mapped - old_mapped);
@@ -283,6 +410,8 @@ void huge_free(Page* huge) {
   huge->used = 0;
   g_counters.huge_count.fetch_sub(1, std::memory_order_relaxed);
   Segment* segment = reinterpret_cast<Segment*>(reinterpret_cast<uintptr_t>(huge) & ~kSegmentMask);
+  g_live_bytes.fetch_sub(segment->mapped_size, std::memory_order_relaxed);
+  huge_cache_trim(false);
   if (!cache_put(segment)) unmap_huge(segment);
 }
 

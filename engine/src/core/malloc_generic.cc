@@ -16,6 +16,10 @@
 namespace heapscope {
 
 static Page* page_fresh(Heap* heap, size_t bin) {
+  // A large block of another size: the kept empty large page (page_retire) gives its
+  // resident slices back first, so that a buffer of a new size reuses them instead of
+  // faulting in fresh ones next to them.
+  if (bin_block_size(bin) > kMediumBlockMax) heap_release_kept_large(heap);
   Page* page = span_alloc(heap->td, bin_page_slices(bin));
   if (page == nullptr) return nullptr;
   page_init(page, heap, bin);
@@ -118,7 +122,7 @@ HS_TEXT HS_NOINLINE void* malloc_generic(Heap* heap, size_t size, bool count_sam
 #else
   (void)count_sample;
 #endif
-  if (size > kLargeMax) {
+  if (size > kHugeMin) {
     void* p = huge_alloc(heap, size, 0, false);
     if (p == nullptr) {
       uncount_requested(heap, size);

@@ -43,6 +43,15 @@ void page_retire(Heap* heap, Page* page) {
   span_free(heap->td, page);
 }
 
+void heap_release_kept_large(Heap* heap) {
+  Page* kept = heap->kept_large;
+  if (kept == nullptr || kept->used != 0) return;
+  PageQueue* queue = &heap->queues[kept->bin];
+  if (queue->first != kept || queue->last != kept) return;
+  queue_remove(heap, kept);
+  span_free(heap->td, kept);  // clears kept_large
+}
+
 void heap_collect_full(Heap* heap) {
   Page* page = heap->full.first;
   while (page != nullptr) {

@@ -114,5 +114,7 @@ inline bool mark_full(Heap* heap, Page* page) {
 void page_retire(Heap* heap, Page* page);
 // Brings back full pages that other threads freed into.
 void heap_collect_full(Heap* heap);
+// Frees the heap's kept large page if it is still empty and alone in its queue.
+void heap_release_kept_large(Heap* heap);
 
 }  // namespace heapscope

@@ -317,6 +317,8 @@ void purge_due(ThreadData* td, bool force) {
   if (HS_UNLIKELY(g_abandoned_purge_at.load(std::memory_order_relaxed) != 0)) {
     abandoned_purge_due(os::now_ms());
   }
+  // The huge cache is process-wide: any thread's allocator calls expire its entries.
+  huge_cache_trim(force);
   if (!force && td->purge_deadline == 0) return;
   if (td->in_purge) return;
   int64_t now = os::now_ms();
@@ -359,7 +361,6 @@ void purge_due(ThreadData* td, bool force) {
     td->refaulted = false;
   }
   td->in_purge = false;
-  huge_cache_trim(force);
 }
 
 // Exposed for thread exit and reclaim: detach every segment of td (see thread.cc).

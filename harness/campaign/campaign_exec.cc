@@ -18,6 +18,22 @@ volatile std::sig_atomic_t g_interrupted = 0;
 
 void on_signal(int /*sig*/) { g_interrupted = 1; }
 
+// SIGINT/SIGTERM handled for the scope's lifetime: the flag is cleared, the handler installed,
+// and the child in flight is told to watch it (sample_runner.h kills it at once).
+class StopScope {
+ public:
+  StopScope() : guard_(on_signal) {
+    g_interrupted = 0;
+    watch_stop_flag(&g_interrupted);
+  }
+  ~StopScope() { watch_stop_flag(nullptr); }
+  StopScope(const StopScope&) = delete;
+  StopScope& operator=(const StopScope&) = delete;
+
+ private:
+  InterruptGuard guard_;
+};
+
 double now_seconds() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
@@ -53,14 +69,21 @@ void RawRunWriter::save(const Json& raw) {
   last_cost_ = last_end_ - start;
 }
 
-void ensure_calibration(const ResolvedCampaign& c, Json& raw, RawRunWriter& writer) {
+bool ensure_calibration(const ResolvedCampaign& c, Json& raw, RawRunWriter& writer) {
+  const StopScope stop;
   for (const std::string& w : c.spec.workloads) {
     for (unsigned t : c.spec.threads) {
       if (find_calibration(raw, w, t) != nullptr) continue;
-      raw["calibration"].push_back(calibrate_cell(c, w, t));
+      Json record = calibrate_cell(c, w, t);
+      if (g_interrupted) {  // a calibration cut short is not one: the next run redoes it
+        writer.save(raw);
+        return false;
+      }
+      raw["calibration"].push_back(std::move(record));
       writer.maybe_save(raw);
     }
   }
+  return true;
 }
 
 void ensure_orders(const ResolvedCampaign& c, Json& raw) {
@@ -86,8 +109,7 @@ void ensure_orders(const ResolvedCampaign& c, Json& raw) {
 }
 
 ExecuteResult execute_samples(const ResolvedCampaign& c, Json& raw, RawRunWriter& writer) {
-  g_interrupted = 0;
-  const InterruptGuard guard(on_signal);
+  const StopScope stop;
   ExecuteResult result;
   std::unordered_set<std::string> done;
   for (const Json& s : raw["samples"]) done.insert(s["id"].get<std::string>());
@@ -139,7 +161,7 @@ ExecuteResult execute_samples(const ResolvedCampaign& c, Json& raw, RawRunWriter
         sample["env"] = env;
         const SampleOutcome out =
             run_sample(argv, env, c.spec.timeout_seconds, c.spec.return_points_seconds);
-        if (g_interrupted) break;  // the child most likely got the same SIGINT: discard
+        if (g_interrupted) break;  // the child was killed mid-sample: discard it
         sample["wall_seconds"] = out.wall_seconds;
         if (!out.memory.is_null()) sample["memory"] = out.memory;
         sample["status"] = out.ok ? "ok" : "failed";

@@ -5,7 +5,8 @@
 // Progress and ETA go to stderr. The raw run is rewritten atomically after a sample whenever
 // the time since the last write is at least 10x what that write took (so every sample for
 // ordinary runs, and at most ~10% overhead for huge ones), and always at the end.
-// SIGINT/SIGTERM: the sample in flight is discarded, the file is written, and the run stops.
+// SIGINT/SIGTERM: the child in flight is killed with its process group at once, its sample
+// discarded, the file written, and the run stops.
 #pragma once
 
 #include <cstddef>
@@ -28,8 +29,10 @@ class RawRunWriter {
   double last_end_ = 0;   // steady-clock seconds when it ended
 };
 
-// Calibrates every cell that has no calibration record yet.
-void ensure_calibration(const ResolvedCampaign& campaign, Json& raw, RawRunWriter& writer);
+// Calibrates every cell that has no calibration record yet. False when SIGINT/SIGTERM stopped
+// it (the child in flight killed, what was calibrated saved).
+[[nodiscard]] bool ensure_calibration(const ResolvedCampaign& campaign, Json& raw,
+                                      RawRunWriter& writer);
 
 // Adds the balanced orders of every (block, cell) not yet in raw["orders"].
 void ensure_orders(const ResolvedCampaign& campaign, Json& raw);

@@ -21,6 +21,10 @@
 namespace heapscope::harness {
 namespace {
 
+const volatile std::sig_atomic_t* g_stop_flag = nullptr;
+
+bool stop_requested() { return g_stop_flag != nullptr && *g_stop_flag != 0; }
+
 constexpr int kChildBadArguments = 2;
 constexpr int kChildWrongAllocator = 3;
 constexpr int kChildWorkloadErrors = 4;
@@ -71,6 +75,7 @@ bool wants_memory(const std::vector<std::string>& argv) {
 struct ChildRun {
   bool started = false;
   bool timed_out = false;
+  bool interrupted = false;  // a stop request killed it
   int exit_code = -1;
   int term_signal = 0;
   std::string out, err, error;
@@ -113,6 +118,7 @@ ChildRun run_child(const std::vector<std::string>& argv, const std::vector<std::
   request.stderr_fd = err_pipe[1];
   request.pass_fd = control[1];
   request.pass_fd_as = kMemoryFd;
+  request.own_process_group = true;
   const pid_t pid = spawn_process(request, &run.error);
   close_fd(out_pipe[1]);
   close_fd(err_pipe[1]);
@@ -146,6 +152,11 @@ ChildRun run_child(const std::vector<std::string>& argv, const std::vector<std::
       if (sampler->control_closed()) fds[2].fd = -1;
     }
     const int ready = poll(fds, 3, wait_ms);
+    // A signal interrupts poll (never restarted): a stop request ends the child now.
+    if (stop_requested()) {
+      run.interrupted = true;
+      break;
+    }
     if (ready < 0 && errno != EINTR) break;
     for (int i = 0; i < 2 && ready > 0; ++i) {
       if (fds[i].fd < 0 || fds[i].revents == 0) continue;
@@ -160,7 +171,7 @@ ChildRun run_child(const std::vector<std::string>& argv, const std::vector<std::
   }
   close_fd(fds[0].fd);
   close_fd(fds[1].fd);
-  if (run.timed_out) kill(pid, SIGKILL);
+  if (run.timed_out || run.interrupted) kill_process_group(pid);
   const int status = wait_for_exit(pid);
   if (WIFEXITED(status)) run.exit_code = WEXITSTATUS(status);
   if (WIFSIGNALED(status)) run.term_signal = WTERMSIG(status);
@@ -170,6 +181,8 @@ ChildRun run_child(const std::vector<std::string>& argv, const std::vector<std::
 }
 
 }  // namespace
+
+void watch_stop_flag(const volatile std::sig_atomic_t* flag) { g_stop_flag = flag; }
 
 std::vector<std::string> sample_argv(const SampleRequest& r, const AllocatorInfo& allocator) {
   std::vector<std::string> argv{r.program,
@@ -220,6 +233,9 @@ SampleOutcome run_sample(const std::vector<std::string>& argv, const std::vector
   if (!r.started) {
     o.kind = "spawn-failed";
     o.reason = r.error;
+  } else if (r.interrupted) {
+    o.kind = "interrupted";
+    o.reason = "stopped by SIGINT/SIGTERM; child killed";
   } else if (r.timed_out) {
     o.kind = "timeout";
     o.reason =

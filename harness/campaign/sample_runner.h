@@ -3,11 +3,13 @@
 // a watchdog, and a verdict. Every way a child can fail becomes a recorded failure kind:
 //   spawn-failed, timeout, signal, allocator-mismatch (exit 3), bad-arguments (exit 2),
 //   workload-errors (exit 4: allocation failures or verify findings), memory-protocol (exit 5, or
-//   the handshake of memory_sampler.h did not complete), exit-status, bad-output.
+//   the handshake of memory_sampler.h did not complete), exit-status, bad-output; and
+//   interrupted (a stop was requested, see watch_stop_flag: the caller discards the sample).
 // With `memory`, the child gets --memory-fd 3 and the parent samples its memory from /proc
 // (memory_sampler.h, harness/docs/protocol.md#memory).
 #pragma once
 
+#include <csignal>
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -47,6 +49,12 @@ struct SampleOutcome {  // NOLINT(bugprone-exception-escape): implicit members o
   std::string stderr_tail;        // last ~2 KiB of the child's stderr
   nlohmann::ordered_json memory;  // MemorySampler::to_json, when argv asks for the protocol
 };
+
+// A flag a SIGINT/SIGTERM handler sets (campaign_exec.cc): while it is set, a child in flight is
+// killed with its whole process group at once (children run in a group of their own, so a
+// terminal's Ctrl-C reaches only hsbench) and run_sample returns kind "interrupted" instead of
+// waiting for the child. nullptr: no stop request is watched.
+void watch_stop_flag(const volatile std::sig_atomic_t* flag);
 
 // Runs argv; when it holds "--memory-fd 3" the parent runs the memory protocol with these
 // return points (seconds after the drain).

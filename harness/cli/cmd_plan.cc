@@ -42,7 +42,8 @@ int run_plan(const PlanOptions& o) {
     const ResolvedCampaign c = resolve_campaign(spec);
     Json planned = new_raw_run(c);
     RawRunWriter no_file("");
-    ensure_calibration(c, planned, no_file);
+    if (!ensure_calibration(c, planned, no_file))
+      throw Interrupted("interrupted while calibrating");
     ensure_orders(c, planned);
     const std::string stem = std::filesystem::path(name).stem().string();
     for (unsigned b = 0; b < c.spec.blocks; ++b) {

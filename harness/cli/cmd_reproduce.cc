@@ -16,6 +16,7 @@
 #include "harness/campaign/raw_run.h"
 #include "harness/campaign/sample_runner.h"
 #include "harness/cli/commands.h"
+#include "harness/process/interrupt_guard.h"
 #include "harness/report/app_report.h"
 
 namespace heapscope::harness {
@@ -116,7 +117,13 @@ int run_reproduce(const ReproduceOptions& o) {
     for (const Json& p : (*s)["memory"]["return_points"])
       return_points.push_back(p["after_seconds"].get<double>());
   }
+  // Ctrl-C/SIGTERM kill the child (it runs in a process group of its own) and stop.
+  static volatile std::sig_atomic_t interrupted = 0;
+  const InterruptGuard guard([](int) { interrupted = 1; });
+  watch_stop_flag(&interrupted);
   const SampleOutcome now = run_sample(argv, env, timeout, return_points);
+  watch_stop_flag(nullptr);
+  if (interrupted) throw Interrupted("interrupted; the child was stopped");
 
   const Json empty = Json::object();
   const Json& before = s->contains("measurement") ? (*s)["measurement"] : empty;

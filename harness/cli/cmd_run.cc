@@ -93,7 +93,10 @@ int run_campaign(const RunOptions& o) {
 
   RawRunWriter writer(out);
   writer.save(raw);
-  ensure_calibration(c, raw, writer);
+  if (!ensure_calibration(c, raw, writer)) {
+    throw Interrupted("interrupted while calibrating; continue with: hsbench run --resume --out " +
+                      out);
+  }
   ensure_orders(c, raw);
   const ExecuteResult r = execute_samples(c, raw, writer);
   std::cerr << "hsbench run: " << r.ran << " samples run, " << r.failed << " failed; "

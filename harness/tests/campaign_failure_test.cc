@@ -3,11 +3,15 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "harness/campaign/sample_runner.h"
 #include "harness/process/spawn.h"
@@ -201,4 +205,70 @@ TEST(CampaignFailures, ResumeAfterKillCompletesTheSameSampleSet) {
 }
 
 }  // namespace
+
+// The pid of a live process whose command line holds every one of `needles`, or 0.
+pid_t find_process(const std::vector<std::string>& needles) {
+  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+    const std::string name = entry.path().filename();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::string cmdline = read_file(entry.path() / "cmdline");
+    std::replace(cmdline.begin(), cmdline.end(), '\0', ' ');
+    bool all = !cmdline.empty();
+    for (const std::string& n : needles) all = all && cmdline.find(n) != std::string::npos;
+    if (all) return static_cast<pid_t>(std::stol(name));
+  }
+  return 0;
+}
+
+// SIGTERM while a sample that would run for minutes is in flight: hsbench kills the child (its
+// process group) at once instead of waiting for it, saves, exits 130 and leaves no child and no
+// lock behind.
+TEST(CampaignFailures, SigtermStopsTheChildInFlightAtOnce) {
+  ScratchDir dir("sigterm");
+  const std::string out = dir / "raw.json";
+  const std::string seed = "918273645";
+  const std::vector<std::string> args = {HS_HSBENCH_EXE, "run",      "--allocators", "glibc",
+                                         "--workloads",  "tiny-hot", "--threads",    "1",
+                                         "--blocks",     "2",        "--ops",        "4000000000",
+                                         "--seed",       seed,       "--out",        out};
+  const int null_fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+  ASSERT_GE(null_fd, 0);
+  SpawnRequest request;
+  request.program = args[0];
+  request.argv = args;
+  request.stdout_fd = null_fd;
+  request.stderr_fd = null_fd;
+  std::string error;
+  const pid_t pid = spawn_process(request, &error);
+  close(null_fd);
+  ASSERT_GT(pid, 0) << error;
+  const std::vector<std::string> child = {"hs-workload", "--ops 4000000000", "--seed " + seed};
+  pid_t workload = 0;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (workload == 0 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    workload = find_process(child);
+  }
+  ASSERT_NE(workload, 0) << "the sample never started";
+  ASSERT_EQ(kill(pid, SIGTERM), 0);
+  // The sample alone would take minutes: hsbench must not wait for it.
+  int status = -1;
+  const auto stop_deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (std::chrono::steady_clock::now() < stop_deadline) {
+    if (waitpid(pid, &status, WNOHANG) == pid) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  if (!WIFEXITED(status)) {
+    kill(pid, SIGKILL);
+    wait_for_exit(pid);
+    FAIL() << "hsbench still waiting for its child 20 s after SIGTERM";
+  }
+  EXPECT_EQ(WEXITSTATUS(status), 130);
+  EXPECT_EQ(find_process(child), 0) << "the child outlived hsbench";
+  EXPECT_FALSE(std::filesystem::exists(out + ".lock"));
+  const auto raw = read_json(out);
+  EXPECT_EQ(raw["complete"], false);
+  EXPECT_TRUE(raw["samples"].empty()) << "the killed sample must be discarded";
+}
+
 }  // namespace heapscope::harness::testing

@@ -30,10 +30,14 @@ void count_call(const hs_memory_change_t*, void* arg) {
   hs_free(p);
 }
 
+// Rounds finished by all churn threads: the installing thread waits for some before it stops
+// them, so the churn has run even when a loaded machine schedules it late.
+std::atomic<uint64_t> g_churn_rounds{0};
+
 void churn(int seed, std::atomic<bool>* stop, int per_round) {
   heapscope::base::SplitMix64 rng(static_cast<uint64_t>(seed));
   std::vector<void*> live(64, nullptr);
-  while (!stop->load(std::memory_order_relaxed)) {
+  for (; !stop->load(std::memory_order_relaxed); g_churn_rounds.fetch_add(1)) {
     for (int i = 0; i < per_round; i++) {
       uint64_t roll = rng.next();
       void*& slot = live[roll % live.size()];
@@ -52,6 +56,7 @@ void churn(int seed, std::atomic<bool>* stop, int per_round) {
 
 TEST(MemoryEventsConcurrency, InstallAndClearWhileOthersAllocate) {
   hs_memory_events_set_enabled(true);
+  g_churn_rounds = 0;
   std::atomic<bool> stop{false};
   std::vector<std::thread> threads;
   for (int t = 0; t < kThreads; t++) threads.emplace_back(churn, 100 + t, &stop, 256);
@@ -66,6 +71,7 @@ TEST(MemoryEventsConcurrency, InstallAndClearWhileOthersAllocate) {
     counter->canary = 0;  // a call still running with it would now fail
     delete counter;
   }
+  while (g_churn_rounds.load() < 4 * kThreads) std::this_thread::yield();
   stop = true;
   for (std::thread& t : threads) t.join();
   hs_memory_snapshot_t s = take_snapshot();

@@ -110,13 +110,20 @@ TEST(Memory, LeakyShimKeepsItsPeakWhileGlibcReturnsMemory) {
   }
 }
 
-// Through hsbench run and report: glibc twice (A/A) shows no significant peak effect; the
-// footprint shim (64 MiB more) is flagged; the summary carries every memory field.
+// Through hsbench run and report: glibc twice under two names, entering the child the same way
+// (both preloaded: the built-in `glibc` row is not preloaded, which is a real difference of
+// ~1% peak), shows no material peak effect; the footprint shim (64 MiB more) is flagged; the
+// summary carries every memory field. A true A/A still excludes 1.0 in ~5% of runs, so the
+// control asserts equivalence, not that the CI contains 1.0: the whole CI within 10% of 1.0
+// (a transient peak is sampled every 2 ms, so on a loaded machine the sampler misses part of
+// it; an A/A CI read [0.934, 1.068] there, the shim reads ~0.19).
 TEST(Memory, AaControlHasNoPeakEffectAndFootprintShimIsFlagged) {
   ScratchDir dir("memory-aa");
   const CommandResult r = hsbench({"run",
                                    "--allocators",
-                                   "glibc,glibc-aa,footprint",
+                                   "glibc-a,glibc-aa,footprint",
+                                   "--allocator",
+                                   std::string("glibc-a=") + HS_LIBC,
                                    "--allocator",
                                    std::string("glibc-aa=") + HS_LIBC,
                                    "--allocator",
@@ -134,7 +141,7 @@ TEST(Memory, AaControlHasNoPeakEffectAndFootprintShimIsFlagged) {
                                    "--return-points",
                                    "0.1",
                                    "--baseline",
-                                   "glibc",
+                                   "glibc-a",
                                    "--out",
                                    dir / "raw.json"},
                                   300000);
@@ -149,8 +156,8 @@ TEST(Memory, AaControlHasNoPeakEffectAndFootprintShimIsFlagged) {
   const auto aa = summary_row(summary, "large-buffers", 1, "glibc-aa")["memory"];
   const auto& aa_effect = aa["peak_effect_vs_baseline"];
   ASSERT_TRUE(aa_effect["ci_valid"].get<bool>()) << aa.dump();
-  EXPECT_LE(aa_effect["ci_low"].get<double>(), 1.0) << aa_effect.dump();
-  EXPECT_GE(aa_effect["ci_high"].get<double>(), 1.0) << aa_effect.dump();
+  EXPECT_GE(aa_effect["ci_low"].get<double>(), 0.90) << aa_effect.dump();
+  EXPECT_LE(aa_effect["ci_high"].get<double>(), 1.11) << aa_effect.dump();
   const auto fp = summary_row(summary, "large-buffers", 1, "footprint")["memory"];
   EXPECT_LT(fp["peak_effect_vs_baseline"]["ci_high"].get<double>(), 1.0) << fp.dump();
   EXPECT_GT(fp["fragmentation"]["median"].get<double>(), 1.0) << fp.dump();

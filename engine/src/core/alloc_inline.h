@@ -81,7 +81,8 @@ HS_ALWAYS_INLINE void* direct_malloc(Heap* heap, Page* page, size_t size) {
   return malloc_generic(heap, size);
 }
 
-HS_ALWAYS_INLINE void* heap_malloc(Heap* heap, size_t size) {
+// Every size, memory events checked first.
+HS_ALWAYS_INLINE void* heap_malloc_checked(Heap* heap, size_t size) {
   if (events_intercept()) return events_malloc(heap, size);
   if (HS_LIKELY(size <= kSmallDirectMax)) {
     return direct_malloc(heap, heap->direct.slots[(size + kMinAlign - 1) / kMinAlign], size);
@@ -96,6 +97,17 @@ HS_ALWAYS_INLINE void* heap_malloc(Heap* heap, size_t size) {
     if (page != nullptr) return direct_malloc(heap, page, size);
   }
   return malloc_generic(heap, size);
+}
+
+HS_ALWAYS_INLINE void* heap_malloc(Heap* heap, size_t size) {
+#if HS_MEMORY_EVENTS
+  // Sizes 1..kSmallDirectMax while tracking is off, none while it is on (events_hooks.h): the
+  // events gate costs this path nothing of its own.
+  if (HS_LIKELY(size - 1 < events_small_fast_limit())) {
+    return direct_malloc(heap, heap->direct.slots[(size + kMinAlign - 1) / kMinAlign], size);
+  }
+#endif
+  return heap_malloc_checked(heap, size);
 }
 
 // The heap that served an allocation made "on" `heap`: the thread's new default heap when
@@ -145,18 +157,9 @@ HS_ALWAYS_INLINE void free_to_own_page(Page* page, void* p) {
   if (HS_UNLIKELY(--page->used == 0)) page_retire(heap, page);
 }
 
-HS_ALWAYS_INLINE void free_impl(void* p) {
-  if (events_intercept()) return events_free(p);
-  uintptr_t address = reinterpret_cast<uintptr_t>(p);
-  // Addresses beyond the map (never ours) and NULL (map slot 0, never a segment: nothing is
-  // mapped in the first 32 MiB) both leave through free_unusual.
-  if (HS_UNLIKELY((address >> kAddressBits) != 0 ||
-                  g_segment_map[address >> kSegmentShift].load(std::memory_order_relaxed) !=
-                      kMapSegment)) {
-    free_unusual(p);
-    return;
-  }
-  Page* page = slice_page(address);
+// free of a block on a normal segment's page (the segment map said so).
+HS_ALWAYS_INLINE void free_segment_block(void* p) {
+  Page* page = slice_page(reinterpret_cast<uintptr_t>(p));
   // A branch, not an unconditional subtract: small blocks live on one-slice pages (always 0
   // here), and a predicted branch lets the CPU address the page without waiting for this
   // load, which is otherwise on the malloc -> free -> malloc dependency chain.
@@ -167,6 +170,27 @@ HS_ALWAYS_INLINE void free_impl(void* p) {
     return;
   }
   free_generic(page, p);
+}
+
+HS_ALWAYS_INLINE void free_impl(void* p) {
+#if HS_MEMORY_EVENTS
+  // The map entry is compared with kMapSegment while tracking is off and with a value no
+  // entry holds while it is on (events_hooks.h): then every free leaves for free_unusual,
+  // which dispatches it, and the gate costs this path nothing of its own.
+  const uint8_t segment_kind = events_segment_kind();
+#else
+  constexpr uint8_t segment_kind = kMapSegment;
+#endif
+  uintptr_t address = reinterpret_cast<uintptr_t>(p);
+  // Addresses beyond the map (never ours) and NULL (map slot 0, never a segment: nothing is
+  // mapped in the first 32 MiB) both leave through free_unusual.
+  if (HS_UNLIKELY((address >> kAddressBits) != 0 ||
+                  g_segment_map[address >> kSegmentShift].load(std::memory_order_relaxed) !=
+                      segment_kind)) {
+    free_unusual(p);
+    return;
+  }
+  free_segment_block(p);
 }
 
 // Usable bytes from p to the end of its block; 0 for NULL or a pointer we do not own.

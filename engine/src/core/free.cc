@@ -122,6 +122,16 @@ void free_generic(Page* page, void* p) {
 }
 
 void free_unusual(void* p) {
+  // With memory events compiled in, every free comes here while tracking is on (free_impl).
+  if (events_intercept()) return events_free(p);
+#if HS_MEMORY_EVENTS
+  uintptr_t address = reinterpret_cast<uintptr_t>(p);
+  if ((address >> kAddressBits) == 0 &&
+      g_segment_map[address >> kSegmentShift].load(std::memory_order_relaxed) == kMapSegment) {
+    free_segment_block(p);  // tracking on, but this free is nested in tracked code
+    return;
+  }
+#endif
   if (p == nullptr) return;
   Segment* segment = segment_of_slow(p);
   if (segment == nullptr) {

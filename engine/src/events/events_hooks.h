@@ -42,6 +42,30 @@ HS_ALWAYS_INLINE bool events_gate_open() {
 // Whether this call is to be tracked: tracking on and not nested inside tracked code.
 HS_ALWAYS_INLINE bool events_intercept() { return events_gate_open() && tls_events_depth == 0; }
 
+// The gate folded into compares the fast paths make anyway, so that with tracking off the two
+// hottest paths pay no instruction for it: malloc's small-size test compares `size - 1`
+// against g_events_small_fast_limit (kSmallDirectMax while off: sizes 1..kSmallDirectMax pass; 0
+// while on, so every
+// size leaves for the checked path) and free's segment-map test compares the map entry with
+// g_events_segment_kind (kMapSegment while off, a value no entry holds while on, so every
+// free leaves for free_unusual). Both are written with the gate by tracking_set.
+extern size_t g_events_small_fast_limit;
+extern uint8_t g_events_segment_kind;
+HS_ALWAYS_INLINE size_t events_small_fast_limit() {
+#if defined(__SANITIZE_THREAD__)
+  return __atomic_load_n(&g_events_small_fast_limit, __ATOMIC_RELAXED);
+#else
+  return g_events_small_fast_limit;  // plain load: folds into the compare (see above)
+#endif
+}
+HS_ALWAYS_INLINE uint8_t events_segment_kind() {
+#if defined(__SANITIZE_THREAD__)
+  return __atomic_load_n(&g_events_segment_kind, __ATOMIC_RELAXED);
+#else
+  return g_events_segment_kind;
+#endif
+}
+
 void* events_malloc(Heap* heap, size_t size);
 void* events_malloc_aligned(Heap* heap, size_t size, size_t alignment);
 void* events_zalloc_aligned(Heap* heap, size_t size, size_t alignment);

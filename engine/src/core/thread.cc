@@ -62,9 +62,11 @@ std::atomic<int> g_init_state{0};  // 0 none, 1 running, 2 done
 std::atomic<uint64_t> g_thread_ordinal{0};
 constexpr uint64_t kUnorderedThreadBase = uint64_t{1} << 40;
 
-// The profiler's lock comes first: profiler code never takes the allocator's locks while
-// holding it, and this order keeps it that way across fork.
+// The memory-events locks come first (a visitor may allocate while it holds one), then the
+// profiler's: profiler code never takes the allocator's locks while holding it, and this
+// order keeps it that way across fork.
 void fork_prepare() {
+  events_fork(0);
 #if HS_PROFILER
   prof_fork(0);
 #endif
@@ -81,6 +83,7 @@ void fork_parent() {
 #if HS_PROFILER
   prof_fork(1);
 #endif
+  events_fork(1);
 }
 void fork_child() {
   // Only the forking thread exists in the child; other threads' heaps stay as they were
@@ -92,6 +95,7 @@ void fork_child() {
 #if HS_PROFILER
   prof_fork(2);
 #endif
+  events_fork(2);
 }
 
 void thread_done(void* value);

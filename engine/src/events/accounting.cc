@@ -141,6 +141,18 @@ void* finish_resize(void* p, bool tracked, const Tracked& old, uint64_t period, 
 }  // namespace
 }  // namespace events
 
+namespace events {
+void accounting_fork(int phase) {
+  if (phase == 0) {
+    spin_lock(g_peak_lock);
+  } else if (phase == 1) {
+    spin_unlock(g_peak_lock);
+  } else {
+    g_peak_lock.store(0, std::memory_order_relaxed);
+  }
+}
+}  // namespace events
+
 using events::Nested;
 
 namespace events {

@@ -76,6 +76,23 @@ void dispatch(hs_memory_change_kind_t kind, void* address, uint64_t total, int64
   g_in_flight[phase].fetch_sub(1, std::memory_order_release);
 }
 
+void callbacks_fork(int phase) {
+  // The installer lock is held while its holder waits for other threads' callbacks, so it is
+  // not taken here (a fork from inside a callback would wait for itself); the slot lock guards
+  // the pairs it publishes.
+  if (phase == 0) {
+    spin_lock(g_slot_lock);
+  } else if (phase == 1) {
+    spin_unlock(g_slot_lock);
+  } else {
+    g_slot_lock.store(0, std::memory_order_relaxed);
+    g_install_lock.store(0, std::memory_order_relaxed);
+    g_in_flight[0].store(0, std::memory_order_relaxed);
+    g_in_flight[1].store(0, std::memory_order_relaxed);
+    tls_call_phase = -1;
+  }
+}
+
 }  // namespace heapscope::events
 
 #endif  // HS_MEMORY_EVENTS

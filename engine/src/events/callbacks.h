@@ -14,5 +14,9 @@ void dispatch(hs_memory_change_kind_t kind, void* address, uint64_t total, int64
               uint64_t request);
 // Whether the calling thread is running a callback right now.
 bool in_callback();
+// fork(): 0 before (takes the slot lock), 1 in the parent after, 2 in the child after: the
+// slot lock, the installer lock and the in-flight counts start over, since the threads that
+// held them or were counted do not exist there.
+void callbacks_fork(int phase);
 
 }  // namespace heapscope::events

@@ -74,6 +74,7 @@ void* events_expand(void* p, size_t new_size);
 void events_free(void* p);
 void events_heap_destroy(Heap* heap);  // before the heap's pages go: its tracked blocks die
 void events_process_init();            // HEAPSCOPE_MEMORY_EVENTS / HEAPSCOPE_MEMORY_SUMMARY
+void events_fork(int phase);           // 0 before fork, 1 in the parent after, 2 in the child after
 #else
 constexpr bool events_gate_open() { return false; }
 constexpr bool events_intercept() { return false; }
@@ -85,6 +86,7 @@ inline void* events_expand(void*, size_t) { return nullptr; }
 inline void events_free(void*) {}
 inline void events_heap_destroy(Heap*) {}
 inline void events_process_init() {}
+inline void events_fork(int) {}
 #endif
 
 }  // namespace heapscope

@@ -83,6 +83,9 @@ void lock_all_shards() {
 void unlock_all_shards() {
   for (size_t i = kShardCount; i-- > 0;) spin_unlock(g_shards[i].lock);
 }
+void reset_all_shard_locks() {
+  for (Shard& shard : g_shards) shard.lock.store(0, std::memory_order_relaxed);
+}
 
 Tracked* shard_insert(Shard& shard, const Tracked& entry, Tracked* displaced) {
   *displaced = Tracked{};

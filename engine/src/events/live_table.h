@@ -32,6 +32,8 @@ void shard_unlock(Shard& shard);
 // Every shard, in index order (the one order all-shard lockers use).
 void lock_all_shards();
 void unlock_all_shards();
+// In a fork child: every shard lock released (their holders do not exist there).
+void reset_all_shard_locks();
 // Empties every shard; the caller holds all locks.
 void clear_all_shards();
 // Calls fn(shard) for each shard in index order (no lock taken).

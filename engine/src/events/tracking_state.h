@@ -29,6 +29,9 @@ extern uint64_t g_period;  // incremented each time tracking is switched on
 bool tracking_set(bool on);  // returns the previous state
 bool tracking_snapshot(hs_memory_snapshot_t* out);
 uint64_t ms_since_first_enable();  // the peak's clock
+// fork(): 0 before (takes the peak lock), 1 in the parent after (releases it), 2 in the child
+// after (resets it: the thread that held it does not exist there).
+void accounting_fork(int phase);
 
 // Raises the calling thread's nesting depth for its lifetime: allocator calls made meanwhile
 // are neither counted nor dispatched.

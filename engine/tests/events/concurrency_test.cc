@@ -3,8 +3,12 @@
 // returns; tracking switched on and off while blocks cross the boundary, with the live figures
 // exact (zero) once every block of the last period is freed.
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <thread>
 #include <vector>
 
@@ -109,6 +113,46 @@ TEST(MemoryEventsConcurrency, EnableDisableMidRunNeverWraps) {
     EXPECT_EQ(s.live_count, 0u);
     EXPECT_EQ(s.live_bytes, 0u);
   }
+}
+
+// A fork while another thread holds a shard lock (here: a visitor inside its callback): the
+// fork waits for it, so the child finds every lock free and can snapshot and track. Without
+// the fork handlers the child inherits the held lock and its snapshot spins until the alarm.
+std::atomic<int> g_visitor_inside{0};
+
+bool slow_visitor(void*, size_t, void*) {
+  g_visitor_inside.store(1);
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  return false;  // one block is enough
+}
+
+TEST(MemoryEventsConcurrency, ForkWhileAVisitorHoldsAShardLeavesTheChildUsable) {
+  if (!kEventsOn) GTEST_SKIP() << "memory events compiled out";
+  hs_memory_events_set_enabled(true);
+  std::vector<void*> blocks;
+  for (int i = 0; i < 256; i++) blocks.push_back(hs_malloc(64));  // some shard holds one
+  g_visitor_inside = 0;
+  std::thread visitor([] { hs_memory_events_visit(slow_visitor, nullptr); });
+  while (g_visitor_inside.load() == 0) std::this_thread::yield();
+  pid_t child = fork();
+  ASSERT_NE(child, -1);
+  if (child == 0) {
+    alarm(5);  // a deadlocked child dies of SIGALRM
+    hs_memory_snapshot_t s = take_snapshot();
+    void* p = hs_malloc(100);
+    hs_memory_snapshot_t after = take_snapshot();
+    hs_free(p);
+    _exit(after.live_count == s.live_count + 1 ? 0 : 3);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  visitor.join();
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+      << "child status " << status
+      << (WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM ? " (deadlocked on an inherited lock)"
+                                                             : "");
+  for (void* p : blocks) hs_free(p);
+  hs_memory_events_set_enabled(false);
 }
 
 }  // namespace

@@ -188,7 +188,8 @@ void sleep_until(std::int64_t when_ns) {
 // Returns the op's intended start. The previous op's completion time saves a clock read
 // whenever the worker is already late.
 inline std::int64_t wait_for_intended_start(LatencyRecorder& r) {
-  if (r.interval_ns == 0) return monotonic_ns();
+  // Unthrottled: each op is due the moment the previous one completed (one clock read per op).
+  if (r.interval_ns == 0) return r.last_done_ns;
   const std::int64_t due =
       r.origin_ns + static_cast<std::int64_t>(static_cast<double>(r.issued) * r.interval_ns);
   if (r.last_done_ns < due) {

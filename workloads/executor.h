@@ -26,8 +26,8 @@ enum class Mode { kTimed, kLatency, kVerify };
 // histogram is 58 KiB, so recording never touches the allocator under test).
 struct LatencyRecorder {
   std::int64_t origin_ns = 0;  // the region's start: op k is due at origin + k * interval
-  double interval_ns = 0;      // 0: unthrottled, each op is due when it starts (closed loop)
-  std::uint64_t issued = 0;    // ops scheduled so far
+  double interval_ns = 0;  // 0: unthrottled, each op due when the previous completed (closed loop)
+  std::uint64_t issued = 0;  // ops scheduled so far
   std::int64_t last_done_ns = 0;
   stats::LogLinearHistogram histogram;
 };

@@ -29,8 +29,8 @@ struct RunConfig {
   // "drained" after the last teardown. Null: no parent listening.
   const MemoryHandshake* handshake = nullptr;
   // Open-loop latency (harness/docs/protocol.md#latency): stream ops per second for the whole
-  // cell, each worker scheduled at rate / threads; 0 = unthrottled (each op due when it starts:
-  // service time, used to measure capacity). Unset: the plain timed pass, no clock per op.
+  // cell, each worker scheduled at rate / threads; 0 = unthrottled (each op due when the previous
+  // completed: service time, used to measure capacity). Unset: the plain timed pass, no clock.
   std::optional<double> latency_rate = std::nullopt;
 };
 

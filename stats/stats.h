@@ -2,5 +2,6 @@
 #pragma once
 
 #include "stats/bootstrap_seed.h"
+#include "stats/log_linear_histogram.h"
 #include "stats/paired_effect.h"
 #include "stats/quantile.h"

@@ -11,9 +11,11 @@
 #include <cstdio>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 
 #include "probe/allocator_probe.h"
+#include "stats/log_linear_histogram.h"
 #include "workloads/runner.h"
 #include "workloads/workload.h"
 
@@ -78,6 +80,19 @@ Json calls_json(const wl::CallCounts& c) {
               {"calloc", c.calloc}, {"aligned", c.aligned}, {"total", c.total()}};
 }
 
+// The merged open-loop histogram: quantiles of (completion - intended start), in ns.
+Json latency_json(const heapscope::stats::LogLinearHistogram& h, double rate) {
+  return Json{{"method", "open-loop-intended-start-v1"},
+              {"clock", "clock_gettime-monotonic"},
+              {"histogram", heapscope::stats::kLogLinearHistogramMethod},
+              {"rate_ops_per_sec", rate},
+              {"count", h.count()},
+              {"p50_ns", h.quantile(0.5)},
+              {"p99_ns", h.quantile(0.99)},
+              {"p999_ns", h.quantile(0.999)},
+              {"max_ns", h.max()}};
+}
+
 int run(int argc, char** argv) {
   CLI::App app{"Run one heapscope workload under this process's allocator; prints one JSON line.",
                "hs-workload"};
@@ -86,6 +101,7 @@ int run(int argc, char** argv) {
   std::uint64_t ops = 0, seed = 0, block = 0;
   bool verify = false, plant = false, list = false;
   int memory_fd = -1;
+  std::optional<double> latency_rate;
   app.add_option("--workload", workload, "workload name (see --list)");
   app.add_option("--threads", threads, "worker threads")->check(CLI::Range(1u, wl::kMaxThreads));
   app.add_option("--ops", ops, "allocator calls in the timed region (whole cell)")
@@ -99,6 +115,10 @@ int run(int argc, char** argv) {
                  "socket to the parent that samples this process's memory "
                  "(harness/docs/protocol.md#memory)")
       ->check(CLI::Range(0, 1 << 20));
+  app.add_option("--latency-rate", latency_rate,
+                 "open-loop per-operation latency: stream ops per second for the whole cell, "
+                 "0 = unthrottled (harness/docs/protocol.md#latency); default: off")
+      ->check(CLI::Range(0.0, 1e12));
   app.add_flag("--list", list, "print the workload table as JSON and exit");
   app.add_flag("--plant-harness-alloc", plant)->group("");  // audit positive control, hidden
   try {
@@ -138,7 +158,8 @@ int run(int argc, char** argv) {
                                             .block = block,
                                             .verify = verify,
                                             .plant_harness_alloc = plant,
-                                            .handshake = memory_fd >= 0 ? &handshake : nullptr});
+                                            .handshake = memory_fd >= 0 ? &handshake : nullptr,
+                                            .latency_rate = latency_rate});
   if (!r.error.empty()) {
     std::cerr << "hs-workload: " << r.error << '\n';
     return r.handshake_failed ? 5 : 2;
@@ -177,6 +198,7 @@ int run(int argc, char** argv) {
            {"threads_created_in_region", r.threads_created_in_region},
            {"cpus_online", cpus},
            {"oversubscribed", cpus > 0 && threads > static_cast<unsigned long>(cpus)}};
+  if (r.latency) out["latency"] = latency_json(*r.latency, *latency_rate);
   if (r.shim) {
     const hs_shim_counts& c = *r.shim;
     out["shim"] = calls_json({c.malloc, c.free, c.realloc, c.calloc, c.aligned});

@@ -8,7 +8,9 @@
 #include "workloads/executor.h"
 
 #include <sched.h>
+#include <time.h>
 
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 
@@ -89,7 +91,7 @@ inline void on_alloc(WorkerState& s, std::uint32_t slot, void* p, std::uint64_t 
     ++s.alloc_failures;
     return;
   }
-  if constexpr (kMode == Mode::kTimed) {
+  if constexpr (kMode != Mode::kVerify) {
     touch(p, size, static_cast<unsigned char>(slot));
   } else {
     s.tags[slot] = next_tag(s, slot);
@@ -112,7 +114,7 @@ template <Mode kMode>
 inline void consume(WorkerState& s, void* p) {
   ++s.received;
   if (p == &failed_block_marker) return;
-  if constexpr (kMode == Mode::kTimed) {
+  if constexpr (kMode != Mode::kVerify) {
     s.sink += *static_cast<volatile unsigned char*>(p);
   } else {
     std::uint64_t tag;
@@ -147,7 +149,7 @@ void send(WorkerState& s, const Op op) {
   if (p == nullptr) {
     ++s.alloc_failures;
     p = &failed_block_marker;
-  } else if constexpr (kMode == Mode::kTimed) {
+  } else if constexpr (kMode != Mode::kVerify) {
     touch(p, size, static_cast<unsigned char>(size));
   } else {
     const std::uint64_t tag = next_tag(s, op.target());
@@ -166,7 +168,58 @@ void send(WorkerState& s, const Op op) {
   }
 }
 
+// A worker far enough ahead of its schedule sleeps instead of spinning: a spinning worker
+// is a CPU hog the scheduler preempts for whole time slices on a shared machine (and, with
+// more workers than cores, it steals the CPU its peers need), and every such gap would be
+// measured as latency. It wakes early by a margin (timer slack is 1 ns in latency runs, see
+// runner.cc) and spins the rest, so ops still start on time.
+constexpr std::int64_t kSleepWhenAheadNs = 15'000;
+constexpr std::int64_t kWakeEarlyNs = 8'000;
+
+void sleep_until(std::int64_t when_ns) {
+  const timespec at{static_cast<time_t>(when_ns / 1'000'000'000),
+                    static_cast<long>(when_ns % 1'000'000'000)};
+  while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &at, nullptr) == EINTR) {
+  }
+}
+
+// Open loop: op k is due at origin + k * interval whatever happened before it, so a stall
+// delays (and is charged to) every op that was due during it: no coordinated omission.
+// Returns the op's intended start. The previous op's completion time saves a clock read
+// whenever the worker is already late.
+inline std::int64_t wait_for_intended_start(LatencyRecorder& r) {
+  // Unthrottled: each op is due the moment the previous one completed (one clock read per op).
+  if (r.interval_ns == 0) return r.last_done_ns;
+  const std::int64_t due =
+      r.origin_ns + static_cast<std::int64_t>(static_cast<double>(r.issued) * r.interval_ns);
+  if (r.last_done_ns < due) {
+    std::int64_t now = monotonic_ns();
+    if (due - now > kSleepWhenAheadNs) {
+      sleep_until(due - kWakeEarlyNs);
+      now = monotonic_ns();
+    }
+    while (now < due) {
+      cpu_relax();
+      now = monotonic_ns();
+    }
+  }
+  return due;
+}
+
+inline void record_completion(LatencyRecorder& r, std::int64_t intended) {
+  const std::int64_t done = monotonic_ns();
+  r.histogram.record(done > intended ? static_cast<std::uint64_t>(done - intended) : 0);
+  r.last_done_ns = done;
+  ++r.issued;
+}
+
 }  // namespace
+
+std::int64_t monotonic_ns() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return std::int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
+}
 
 template <Mode kMode>
 bool run_ops(WorkerState& s, std::size_t end) {
@@ -175,6 +228,10 @@ bool run_ops(WorkerState& s, std::size_t end) {
   for (std::size_t i = s.cursor; i < end; ++i) {
     const Op op = ops[i];
     const std::uint32_t slot = op.slot();
+    [[maybe_unused]] std::int64_t intended = 0;
+    if constexpr (kMode == Mode::kLatency) {
+      if (op.kind() != OpKind::kGenerationEnd) intended = wait_for_intended_start(*s.latency);
+    }
     switch (op.kind()) {
       case OpKind::kMalloc:
         on_alloc<kMode>(s, slot, std::malloc(op.size()), op.size());
@@ -238,6 +295,7 @@ bool run_ops(WorkerState& s, std::size_t end) {
         s.cursor = i + 1;
         return true;
     }
+    if constexpr (kMode == Mode::kLatency) record_completion(*s.latency, intended);
   }
   s.cursor = end;
   return false;
@@ -256,8 +314,10 @@ void final_drain(WorkerState& s) {
 }
 
 template bool run_ops<Mode::kTimed>(WorkerState&, std::size_t);
+template bool run_ops<Mode::kLatency>(WorkerState&, std::size_t);
 template bool run_ops<Mode::kVerify>(WorkerState&, std::size_t);
 template void final_drain<Mode::kTimed>(WorkerState&);
+template void final_drain<Mode::kLatency>(WorkerState&);
 template void final_drain<Mode::kVerify>(WorkerState&);
 
 }  // namespace heapscope::workloads

@@ -3,6 +3,9 @@
 //   Mode::kTimed   allocator calls + the workload's own touches (first byte, one byte
 //                  per 4 KiB page, last byte). Nothing else: no counters shared between
 //                  threads, no harness allocation, no locks.
+//   Mode::kLatency kTimed plus the open-loop schedule (harness/docs/protocol.md#latency): each op
+//                  waits for its intended start, and completion - intended start goes into the
+//                  worker's own histogram. A separate instantiation so kTimed is untouched.
 //   Mode::kVerify  the same calls, untimed, writing a pattern derived from the slot's tag
 //                  into every block and checking it before every free/realloc (and calloc
 //                  zeroes, alignment, the realloc-preserved prefix, handoff contents).
@@ -11,12 +14,23 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "stats/log_linear_histogram.h"
 #include "workloads/spsc_queue.h"
 #include "workloads/stream.h"
 
 namespace heapscope::workloads {
 
-enum class Mode { kTimed, kVerify };
+enum class Mode { kTimed, kLatency, kVerify };
+
+// One worker's open-loop schedule and latency histogram; lives in mmap'd memory (the
+// histogram is 58 KiB, so recording never touches the allocator under test).
+struct LatencyRecorder {
+  std::int64_t origin_ns = 0;  // the region's start: op k is due at origin + k * interval
+  double interval_ns = 0;  // 0: unthrottled, each op due when the previous completed (closed loop)
+  std::uint64_t issued = 0;  // ops scheduled so far
+  std::int64_t last_done_ns = 0;
+  stats::LogLinearHistogram histogram;
+};
 
 // One worker's state; lives in mmap'd memory, one per cache-line-aligned slot.
 struct alignas(64) WorkerState {
@@ -37,9 +51,13 @@ struct alignas(64) WorkerState {
   std::uint64_t verify_misaligned = 0;  // posix_memalign result not aligned as asked
   std::uint64_t verify_not_zero = 0;    // calloc returned non-zero bytes
   std::uint64_t sent_tag_xor = 0, received_tag_xor = 0;  // verify: handoff contents
-  std::uint64_t sink = 0;         // consumer reads land here so they are not elided
-  std::uint64_t tag_counter = 0;  // verify: per-worker tag sequence
+  std::uint64_t sink = 0;              // consumer reads land here so they are not elided
+  std::uint64_t tag_counter = 0;       // verify: per-worker tag sequence
+  LatencyRecorder* latency = nullptr;  // Mode::kLatency only
 };
+
+// The monotonic clock of the timed region and of the latency schedule (vDSO, ~20 ns).
+std::int64_t monotonic_ns();
 
 // Runs ops [state.cursor, end) or until a kGenerationEnd (which is consumed); returns
 // true if it stopped at a generation end.
@@ -52,8 +70,10 @@ template <Mode kMode>
 void final_drain(WorkerState& state);
 
 extern template bool run_ops<Mode::kTimed>(WorkerState&, std::size_t);
+extern template bool run_ops<Mode::kLatency>(WorkerState&, std::size_t);
 extern template bool run_ops<Mode::kVerify>(WorkerState&, std::size_t);
 extern template void final_drain<Mode::kTimed>(WorkerState&);
+extern template void final_drain<Mode::kLatency>(WorkerState&);
 extern template void final_drain<Mode::kVerify>(WorkerState&);
 
 }  // namespace heapscope::workloads

@@ -15,6 +15,7 @@
 
 #include <pthread.h>
 #include <sched.h>
+#include <sys/prctl.h>
 #include <time.h>
 
 #include <atomic>
@@ -44,6 +45,7 @@ struct alignas(64) Shared {
   pthread_barrier_t ready, done, release;
   Topology topology;
   bool plant = false;
+  std::int64_t origin_ns = 0;  // the region's start, written before `start` is released
   WorkerState* workers = nullptr;
 };
 struct alignas(64) WorkerSlot {  // per-thread arguments and results, no false sharing
@@ -61,6 +63,20 @@ void wait_for_start(const Shared& sh) {
   }
 }
 
+// Setup and teardown ops are outside the region: in a latency pass they run untimed, like in
+// a plain timed pass, so only the region's ops are scheduled and recorded.
+template <Mode kMode>
+inline constexpr Mode kOutsideRegion = kMode == Mode::kLatency ? Mode::kTimed : kMode;
+
+// The latency schedule starts with the region, for every worker at the same instant.
+template <Mode kMode>
+void start_schedule(const Shared& sh, WorkerState& s) {
+  if constexpr (kMode == Mode::kLatency) {
+    s.latency->origin_ns = sh.origin_ns;
+    s.latency->last_done_ns = sh.origin_ns;
+  }
+}
+
 // Deliberately allocates inside the timed region (positive control for the audit).
 __attribute__((noinline)) void planted_harness_allocation() {
   void* volatile p = std::malloc(32);
@@ -72,16 +88,17 @@ void* worker_main(void* arg) {
   auto& slot = *static_cast<WorkerSlot*>(arg);
   Shared& sh = *slot.shared;
   WorkerState& s = sh.workers[slot.index];
-  run_ops<kMode>(s, s.stream->timed_begin);  // setup
+  run_ops<kOutsideRegion<kMode>>(s, s.stream->timed_begin);  // setup
   pthread_barrier_wait(&sh.ready);
   wait_for_start(sh);
+  start_schedule<kMode>(sh, s);
   if (sh.plant && slot.index == 0) planted_harness_allocation();
   run_ops<kMode>(s, s.stream->timed_end);
   if (sh.topology == Topology::kCrossThread) final_drain<kMode>(s);
   slot.end_ns = now_ns();
   pthread_barrier_wait(&sh.done);
   pthread_barrier_wait(&sh.release);
-  run_ops<kMode>(s, s.stream->size);  // teardown
+  run_ops<kOutsideRegion<kMode>>(s, s.stream->size);  // teardown
   return nullptr;
 }
 
@@ -91,9 +108,10 @@ void* churn_main(void* arg) {
   Shared& sh = *slot.shared;
   WorkerState& s = sh.workers[slot.index];
   if (slot.first_generation) {
-    run_ops<kMode>(s, s.stream->timed_begin);
+    run_ops<kOutsideRegion<kMode>>(s, s.stream->timed_begin);
     pthread_barrier_wait(&sh.ready);
     wait_for_start(sh);
+    start_schedule<kMode>(sh, s);
     if (sh.plant && slot.index == 0) planted_harness_allocation();
   }
   run_ops<kMode>(s, s.stream->timed_end);  // stops at this generation's end
@@ -112,7 +130,7 @@ struct PassOutcome {
 template <Mode kMode>
 PassOutcome run_pass(Shared& sh, WorkerSlot* slots, unsigned threads,
                      const RegionMarkers& markers) {
-  const bool audit = kMode == Mode::kTimed && markers.present();
+  const bool audit = kMode != Mode::kVerify && markers.present();
   sh.start.store(0, std::memory_order_relaxed);
   pthread_barrier_init(&sh.ready, nullptr, threads + 1);
   pthread_barrier_init(&sh.done, nullptr, threads + 1);
@@ -125,6 +143,7 @@ PassOutcome run_pass(Shared& sh, WorkerSlot* slots, unsigned threads,
   pthread_barrier_wait(&sh.ready);
   if (audit) markers.begin();
   const std::int64_t t0 = now_ns();
+  sh.origin_ns = t0;
   sh.start.store(1, std::memory_order_release);
 
   PassOutcome out{0.0, 0};
@@ -149,7 +168,7 @@ PassOutcome run_pass(Shared& sh, WorkerSlot* slots, unsigned threads,
     if (audit) markers.end();
     // Teardown on main: frees what the last generation left, untimed.
     for (unsigned w = 0; w < threads; ++w)
-      run_ops<kMode>(sh.workers[w], sh.workers[w].stream->size);
+      run_ops<kOutsideRegion<kMode>>(sh.workers[w], sh.workers[w].stream->size);
   }
   pthread_barrier_destroy(&sh.ready);
   pthread_barrier_destroy(&sh.done);
@@ -249,13 +268,36 @@ RunResult run_workload(const RunConfig& cfg) {
     }
   };
 
+  // Latency: one recorder per worker, mmap'd like the rest of the harness state.
+  MmapRegion latency_region;
+  if (cfg.latency_rate) {
+    if (!(*cfg.latency_rate >= 0)) return r.error = "latency rate must be >= 0", r;
+    latency_region = MmapRegion::map(T * sizeof(LatencyRecorder), MmapRegion::Commit::kPopulate);
+    if (latency_region.data() == nullptr) return r.error = "cannot mmap latency histograms", r;
+  }
+  auto* recorders = latency_region.as<LatencyRecorder>();
   const RegionMarkers markers = RegionMarkers::lookup();
   reset_workers();
+  if (cfg.latency_rate) {
+    // Workers sleep while ahead of schedule (executor.cc): 1 ns timer slack (inherited by the
+    // threads created below) lets them wake on time instead of up to 50 us late.
+    prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
+    for (unsigned w = 0; w < T; ++w) {
+      auto* rec = new (&recorders[w]) LatencyRecorder();
+      rec->interval_ns = *cfg.latency_rate > 0 ? 1e9 * T / *cfg.latency_rate : 0;
+      sh->workers[w].latency = rec;
+    }
+  }
   if (cfg.handshake != nullptr && !cfg.handshake->exchange("replay", "go")) {
     r.handshake_failed = true;
     return r.error = "memory handshake: the parent did not answer \"go\"", r;
   }
-  const PassOutcome timed = run_pass<Mode::kTimed>(*sh, slots, T, markers);
+  const PassOutcome timed = cfg.latency_rate ? run_pass<Mode::kLatency>(*sh, slots, T, markers)
+                                             : run_pass<Mode::kTimed>(*sh, slots, T, markers);
+  if (cfg.latency_rate) {
+    r.latency.emplace();
+    for (unsigned w = 0; w < T; ++w) r.latency->merge(recorders[w].histogram);
+  }
   r.seconds = timed.seconds;
   r.threads_created_in_region = timed.threads_created_in_region;
   for (unsigned w = 0; w < T; ++w) r.alloc_failures += sh->workers[w].alloc_failures;

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "stats/log_linear_histogram.h"
 #include "workloads/memory_handshake.h"
 #include "workloads/region_markers.h"
 #include "workloads/stream.h"
@@ -27,6 +28,10 @@ struct RunConfig {
   // Memory protocol (memory_handshake.h): told "replay" just before the first pass and
   // "drained" after the last teardown. Null: no parent listening.
   const MemoryHandshake* handshake = nullptr;
+  // Open-loop latency (harness/docs/protocol.md#latency): stream ops per second for the whole
+  // cell, each worker scheduled at rate / threads; 0 = unthrottled (each op due when the previous
+  // completed: service time, used to measure capacity). Unset: the plain timed pass, no clock.
+  std::optional<double> latency_rate = std::nullopt;
 };
 
 struct RunResult {
@@ -51,6 +56,8 @@ struct RunResult {
   VerifyErrors verify;
   unsigned threads_created_in_region = 0;  // thread-churn only
   std::optional<hs_shim_counts> shim;      // when the audit shim is preloaded
+  // Latency runs: every worker's histogram merged (ns from intended start to completion).
+  std::optional<stats::LogLinearHistogram> latency;
 };
 
 // Streams only (no allocator calls beyond the generator's bookkeeping): for digests in

@@ -7,6 +7,10 @@
 // factor clamped to [1/16, 16]; at most kCalibrationAttempts. A child failure stops the cell
 // ("failed"); running out of attempts keeps the last estimate ("unconverged").
 // A campaign with a fixed op count records {"status": "fixed"} and runs nothing.
+// Latency campaigns (harness/docs/protocol.md#latency) calibrate with the per-op timing on,
+// unthrottled, and record "latency_capacity_ops_per_sec" (stream ops / s) and the cell's
+// frozen schedule rate "latency_rate_ops_per_sec"; with a fixed op count and no fixed rate,
+// one unthrottled baseline run measures the capacity.
 #pragma once
 
 #include <cstdint>

@@ -143,18 +143,25 @@ ExecuteResult execute_samples(const ResolvedCampaign& c, Json& raw, RawRunWriter
                   {"seeds", {{"campaign", c.seed}, {"block", b}}},
                   {"host", host}};
       const AllocatorInfo* info = c.allocator(alloc_id);
-      const bool calibrated =
-          cal != nullptr && cal->contains("ops") && (*cal)["status"] != "failed";
+      const bool calibrated = cal != nullptr && cal->contains("ops") &&
+                              (*cal)["status"] != "failed" &&
+                              (!c.spec.latency || cal->contains("latency_rate_ops_per_sec"));
       if (info == nullptr || !info->available) {
         sample = failed_sample(sample, "allocator-unavailable",
                                info == nullptr ? "not in this host's registry" : info->reason);
       } else if (!calibrated) {
         sample = failed_sample(sample, "calibration-failed",
-                               cal != nullptr ? cal->value("reason", "") : "no calibration");
+                               cal == nullptr            ? "no calibration"
+                               : cal->contains("reason") ? (*cal)["reason"].get<std::string>()
+                               : c.spec.latency
+                                   ? "no latency rate: the baseline's capacity was not measured"
+                                   : "");
       } else {
         SampleRequest req{
             c.program,    w, t, (*cal)["ops"].get<std::uint64_t>(), c.seed, b, c.spec.verify,
             c.spec.memory};
+        if (c.spec.latency)
+          req.latency_rate = (*cal)["latency_rate_ops_per_sec"].get<std::uint64_t>();
         const auto argv = sample_argv(req, *info);
         const auto env = sample_env(*info);
         sample["argv"] = argv;

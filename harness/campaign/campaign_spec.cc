@@ -66,6 +66,12 @@ Json campaign_to_json(const CampaignSpec& spec) {
          {"verify", spec.verify},
          {"memory", spec.memory},
          {"return_points_seconds", spec.return_points_seconds}};
+  // Only latency campaigns carry the fields, so other campaigns' JSON is as before.
+  if (spec.latency) {
+    j["latency"] = true;
+    j["latency_rate"] = spec.latency_rate;
+    j["latency_load"] = spec.latency_load;
+  }
   return j;
 }
 
@@ -86,6 +92,9 @@ CampaignSpec campaign_from_json(const Json& j) {
                                               "verify",
                                               "memory",
                                               "return_points_seconds",
+                                              "latency",
+                                              "latency_rate",
+                                              "latency_load",
                                               "description"};
   for (const auto& item : j.items()) {
     if (!known.contains(item.key())) {
@@ -115,6 +124,9 @@ CampaignSpec campaign_from_json(const Json& j) {
   spec.memory = get_or<bool>(j, "memory", spec.memory);
   spec.return_points_seconds =
       get_or<std::vector<double>>(j, "return_points_seconds", spec.return_points_seconds);
+  spec.latency = get_or<bool>(j, "latency", false);
+  spec.latency_rate = get_or<double>(j, "latency_rate", spec.latency_rate);
+  spec.latency_load = get_or<double>(j, "latency_load", spec.latency_load);
   validate_campaign(spec);
   return spec;
 }
@@ -154,6 +166,10 @@ void validate_campaign(const CampaignSpec& spec) {
     if (!(p > 0 && p <= 60) || (i > 0 && !(p > spec.return_points_seconds[i - 1])))
       throw CampaignError("return_points_seconds must be ascending, each in (0, 60]");
   }
+  if (!(spec.latency_rate >= 0 && spec.latency_rate <= 1e12))
+    throw CampaignError("latency_rate must be in [0, 1e12] ops/s (0: derived from calibration)");
+  if (!(spec.latency_load > 0 && spec.latency_load <= 1))
+    throw CampaignError("latency_load must be in (0, 1]");
   if (spec.fixed_ops == 0 && spec.calibration_start_ops == 0) {
     throw CampaignError("calibration_start_ops must be > 0");
   }

@@ -7,7 +7,9 @@
 //   {"name": "quick", "workloads": [...], "threads": [1, 2], "allocators": [] (= all),
 //    "user_allocators": ["NAME=PATH"], "blocks": 5, "seed": 123, "baseline": "",
 //    "target_seconds": [0.1, 0.3], "ops": 0 (= calibrate), "calibration_start_ops": 200000,
-//    "timeout_seconds": 60, "verify": false, "memory": true, "return_points_seconds": [0.1, 1, 5]}
+//    "timeout_seconds": 60, "verify": false, "memory": true, "return_points_seconds": [0.1, 1, 5],
+//    "latency": false, "latency_rate": 0 (= latency_load x calibrated capacity), "latency_load":
+//    0.5}
 #pragma once
 
 #include <cstdint>
@@ -44,6 +46,13 @@ struct CampaignSpec {
   // RssAnon and reads it again these many seconds after the child has freed everything.
   bool memory = true;
   std::vector<double> return_points_seconds = {0.1, 1, 5};
+  // Open-loop per-operation latency (harness/docs/protocol.md#latency), off by default so
+  // throughput samples are unchanged. The schedule's rate (stream ops per second, whole cell)
+  // is latency_rate when > 0, else latency_load times the capacity the baseline showed in
+  // calibration with the per-op timing on.
+  bool latency = false;
+  double latency_rate = 0;
+  double latency_load = 0.5;
 };
 
 // "quick": the README's main job (4 workloads, threads 1 and 2, 5 blocks, ~0.2 s samples, one

@@ -1,4 +1,4 @@
-// The raw-run JSON ("heapscope.raw-run", schema_version 2): everything a campaign measured and
+// The raw-run JSON ("heapscope.raw-run", schema_version 3): everything a campaign measured and
 // everything needed to re-run any sample. Written by `hsbench run` and `hsbench merge`, read by
 // `report`, `reproduce` and `run --resume`.
 //
@@ -13,7 +13,9 @@
 //                 "memory": MemorySampler::to_json (memory_sampler.h)?}]}
 //
 // Version 2 added the memory protocol (each sample's "memory", the campaign's "memory" and
-// "return_points_seconds"); version 1 runs still load, report and publish, without memory.
+// "return_points_seconds"); version 3 the latency protocol (the campaign's "latency" fields, the
+// calibration's latency rate, each latency sample's measurement "latency": p50/p99/p99.9/max ns
+// and count). Versions 1 and 2 still load, report and publish, without memory / latency.
 //
 // Sample ids are "<workload>/t<threads>/b<block>/<allocator>", unique within a run.
 // Files are replaced atomically (temp file + rename), so a reader never sees half a file.
@@ -29,7 +31,7 @@ namespace heapscope::harness {
 using Json = nlohmann::ordered_json;
 
 inline constexpr const char* kRawRunSchema = "heapscope.raw-run";
-inline constexpr int kRawRunSchemaVersion = 2;
+inline constexpr int kRawRunSchemaVersion = 3;
 inline constexpr int kRawRunOldestSchemaVersion = 1;
 
 class RawRunError : public std::runtime_error {

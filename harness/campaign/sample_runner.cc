@@ -51,8 +51,15 @@ nlohmann::ordered_json parse_last_line(const std::string& out) {
   return j.is_object() ? j : nlohmann::ordered_json();
 }
 
+bool wants_latency(const std::vector<std::string>& argv) {
+  for (std::size_t i = 1; i < argv.size(); ++i) {
+    if (argv[i] == "--latency-rate") return true;
+  }
+  return false;
+}
+
 // Why a printed measurement cannot be used, or "".
-std::string measurement_problem(const nlohmann::ordered_json& m) {
+std::string measurement_problem(const nlohmann::ordered_json& m, bool latency) {
   if (!m.is_object()) return "the child printed no JSON object";
   const auto rate = m.find("ops_per_sec");
   if (rate == m.end() || !rate->is_number() || !std::isfinite(rate->get<double>()) ||
@@ -62,6 +69,12 @@ std::string measurement_problem(const nlohmann::ordered_json& m) {
   const auto digest = m.find("stream_digest");
   if (digest == m.end() || !digest->is_string()) return "stream_digest missing";
   if (!m.contains("peak_rss_bytes")) return "peak_rss_bytes missing";
+  if (latency) {
+    const auto lat = m.find("latency");
+    if (lat == m.end() || !lat->is_object() || lat->value("count", 0) == 0 ||
+        !lat->contains("p999_ns"))
+      return "latency was asked for but the child printed no latency record";
+  }
   return "";
 }
 
@@ -199,6 +212,10 @@ std::vector<std::string> sample_argv(const SampleRequest& r, const AllocatorInfo
                                 "--expect-allocator",
                                 allocator.resolved_path};
   if (r.verify) argv.emplace_back("--verify");
+  if (r.latency_rate) {
+    argv.emplace_back("--latency-rate");
+    argv.emplace_back(std::to_string(*r.latency_rate));
+  }
   if (r.memory) {
     argv.emplace_back("--memory-fd");
     argv.emplace_back(std::to_string(kMemoryFd));
@@ -259,7 +276,8 @@ SampleOutcome run_sample(const std::vector<std::string>& argv, const std::vector
   } else if (r.exit_code != 0) {
     o.kind = "exit-status";
     o.reason = "child exited with status " + std::to_string(r.exit_code) + ": " + first_line(r.err);
-  } else if (const std::string problem = measurement_problem(o.measurement); !problem.empty()) {
+  } else if (const std::string problem = measurement_problem(o.measurement, wants_latency(argv));
+             !problem.empty()) {
     o.kind = "bad-output";
     o.reason = problem;
   } else if (memory && !r.memory.value("complete", false)) {

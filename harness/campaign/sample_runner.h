@@ -5,6 +5,7 @@
 //   workload-errors (exit 4: allocation failures or verify findings), memory-protocol (exit 5, or
 //   the handshake of memory_sampler.h did not complete), exit-status, bad-output; and
 //   interrupted (a stop was requested, see watch_stop_flag: the caller discards the sample).
+// With a latency rate the child must print its latency record (else bad-output).
 // With `memory`, the child gets --memory-fd 3 and the parent samples its memory from /proc
 // (memory_sampler.h, harness/docs/protocol.md#memory).
 #pragma once
@@ -12,6 +13,7 @@
 #include <csignal>
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,6 +30,8 @@ struct SampleRequest {
   std::uint64_t block = 0;
   bool verify = false;
   bool memory = false;  // --memory-fd 3: the memory protocol
+  // --latency-rate: open-loop latency at this many stream ops/s (0 = unthrottled); unset: off.
+  std::optional<std::uint64_t> latency_rate = std::nullopt;
 };
 
 // The memory protocol's descriptor in the child.

@@ -146,6 +146,16 @@ int run_reproduce(const ReproduceOptions& o) {
       std::printf("%-16s %-22s %-22s\n", label, field(mem_before, key).c_str(),
                   field(mem_after, key).c_str());
   }
+  // The latency protocol's quantiles (ns), when either run has them (the argv carries the rate).
+  const Json& lat_before = before.contains("latency") ? before["latency"] : empty;
+  const Json& lat_after = after.contains("latency") ? after["latency"] : empty;
+  const std::pair<const char*, const char*> latency_rows[] = {
+      {"latency p50 ns", "p50_ns"}, {"latency p99 ns", "p99_ns"}, {"latency p99.9 ns", "p999_ns"}};
+  for (const auto& [label, key] : latency_rows) {
+    if (lat_before.contains(key) || lat_after.contains(key))
+      std::printf("%-16s %-22s %-22s\n", label, field(lat_before, key).c_str(),
+                  field(lat_after, key).c_str());
+  }
   const std::string alloc_before =
       before.contains("allocator") ? field(before["allocator"], "malloc_object") : "-";
   const std::string alloc_after =

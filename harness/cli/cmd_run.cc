@@ -28,6 +28,9 @@ struct RunOptions {
   std::uint64_t ops = 0;
   double timeout = 0;
   std::vector<double> return_points;
+  bool latency = false;
+  double latency_rate = 0;
+  double latency_load = 0;
   std::string baseline;
   std::string out;
   bool resume = false;
@@ -47,6 +50,9 @@ CampaignSpec campaign_from_options(const RunOptions& o) {
   if (o.timeout > 0) spec.timeout_seconds = o.timeout;
   if (!o.return_points.empty()) spec.return_points_seconds = o.return_points;
   if (!o.baseline.empty()) spec.baseline = o.baseline;
+  if (o.latency || o.latency_rate > 0 || o.latency_load > 0) spec.latency = true;
+  if (o.latency_rate > 0) spec.latency_rate = o.latency_rate;
+  if (o.latency_load > 0) spec.latency_load = o.latency_load;
   validate_campaign(spec);
   return spec;
 }
@@ -150,6 +156,16 @@ void add_run_command(CLI::App& app, CommandAction& run) {
                                     "again (default: the campaign's; quick 0.1, headline 0.1,1,5)")
                         ->delimiter(',')
                         ->type_name("S,..."));
+  shaping.push_back(cmd->add_flag("--latency", o->latency,
+                                  "Open-loop per-operation latency percentiles; samples are paced "
+                                  "by a fixed schedule (harness/docs/protocol.md#latency; default: "
+                                  "off, throughput only)"));
+  shaping.push_back(cmd->add_option("--latency-rate", o->latency_rate,
+                                    "Schedule rate in stream ops/s for a whole cell; implies "
+                                    "--latency (default: --latency-load x calibrated capacity)"));
+  shaping.push_back(cmd->add_option("--latency-load", o->latency_load,
+                                    "Schedule rate as a fraction of the baseline's capacity "
+                                    "measured in calibration; implies --latency (default: 0.5)"));
   shaping.push_back(
       cmd->add_option("--baseline", o->baseline,
                       "Calibration and report baseline id (default: mimalloc, else glibc)"));

@@ -22,13 +22,36 @@ struct Memory {
   std::vector<std::pair<double, double>> returns;  // (seconds after the drain, RssAnon bytes)
 };
 
+// What the open-loop latency protocol recorded for one sample (harness/docs/protocol.md#latency):
+// nanoseconds from intended start to completion, over every timed op of the sample.
+struct Latency {
+  bool present = false;
+  double p50 = 0, p99 = 0, p999 = 0, max = 0;
+  double count = 0, rate = 0;  // ops timed; the schedule's rate (stream ops/s, whole cell)
+};
+
 struct Point {
   std::uint64_t block;
   double rate;
   double rss;
   std::string digest;
   Memory memory;
+  Latency latency;
 };
+
+Latency latency_of(const Json& measurement) {
+  Latency l;
+  const auto it = measurement.find("latency");
+  if (it == measurement.end() || !it->is_object() || it->value("count", 0.0) <= 0) return l;
+  l.present = true;
+  l.p50 = it->value("p50_ns", 0.0);
+  l.p99 = it->value("p99_ns", 0.0);
+  l.p999 = it->value("p999_ns", 0.0);
+  l.max = it->value("max_ns", 0.0);
+  l.count = it->value("count", 0.0);
+  l.rate = it->value("rate_ops_per_sec", 0.0);
+  return l;
+}
 
 Memory memory_of(const Json& sample) {
   Memory m;
@@ -142,6 +165,54 @@ Json memory_json(const Cell& cell, const std::string& id, const std::string& bas
       {"return_points", returns}};
 }
 
+// One latency value of every sample of `id` that has latency, by block.
+template <class Pick>
+std::vector<BlockValue> latency_values(const Cell& cell, const std::string& id, Pick pick) {
+  std::vector<BlockValue> out;
+  if (auto it = cell.ok.find(id); it != cell.ok.end()) {
+    for (const Point& p : it->second) {
+      if (p.latency.present) out.push_back({p.block, pick(p.latency)});
+    }
+  }
+  return out;
+}
+
+// The latency block of a summary row, or null when no sample of `id` has latency. The unit of
+// the bootstrap is the per-sample quantile itself: for p99.9 the paired effect pairs each block's
+// candidate p99.9 with the baseline's, so the interval is about the statistic reported.
+// Lower is better: effect = baseline / candidate, > 1 = lower latency than the baseline.
+Json latency_json(const Cell& cell, const std::string& id, const std::string& base,
+                  std::uint64_t seed) {
+  const auto count = latency_values(cell, id, [](const Latency& l) { return l.count; });
+  if (count.empty()) return Json();
+  const std::string key = cell.workload + "/" + std::to_string(cell.threads) + "/";
+  Json j{{"samples", count.size()},
+         {"rate_ops_per_sec",
+          {{"median", number_or_null(stats::median(values_only(
+                          latency_values(cell, id, [](const Latency& l) { return l.rate; }))))}}},
+         {"count", {{"median", number_or_null(stats::median(values_only(count)))}}}};
+  const std::pair<const char*, double Latency::*> metrics[] = {
+      {"p50", &Latency::p50}, {"p99", &Latency::p99}, {"p999", &Latency::p999}};
+  for (const auto& metric : metrics) {
+    const std::string name = metric.first;
+    const auto member = metric.second;
+    auto pick = [member](const Latency& l) {
+      // A quantile of 0 ns (clock resolution) would make the log ratio undefined.
+      return std::max(1.0, l.*member);
+    };
+    const auto mine = latency_values(cell, id, pick);
+    j[name + "_ns"] = summary_to_json(stats::summarize(values_only(mine)));
+    j[name + "_effect_vs_baseline"] =
+        id == base ? Json()
+                   : block_paired_effect(mine, latency_values(cell, base, pick),
+                                         stats::Direction::kLowerIsBetter, seed,
+                                         key + "latency_" + name + "_ns/" + id + "/" + base);
+  }
+  j["max_ns"] = summary_to_json(stats::summarize(
+      values_only(latency_values(cell, id, [](const Latency& l) { return l.max; }))));
+  return j;
+}
+
 Json effect_json(const Cell& cell, const std::string& cand, const std::string& base,
                  std::uint64_t seed) {
   const std::string key =
@@ -215,6 +286,47 @@ void print_memory_table(std::ostream& out, const Json& summary) {
   }
 }
 
+// The latency table, when any row has latency: per row the schedule's rate, the medians over
+// samples of p50, p99, p99.9 and max (microseconds), and the paired effects of p50, p99, p99.9.
+void print_latency_table(std::ostream& out, const Json& summary) {
+  bool any = false;
+  for (const Json& cell : summary["cells"]) {
+    for (const Json& row : cell["allocators"]) any |= row.contains("latency");
+  }
+  if (!any) return;
+  const std::string baseline = summary["baseline"].get<std::string>();
+  char buf[640];
+  out << "latency: open loop, completion - intended start of every op, medians over samples (us); "
+         "effect = "
+      << baseline << " / allocator per block, > 1 = lower latency than " << baseline << "\n";
+  std::snprintf(buf, sizeof buf, "%-24s %-14s %3s %9s %8s %8s %9s %9s %-28s %-28s %-28s\n", "cell",
+                "allocator", "n", "Mops/s", "p50", "p99", "p99.9", "max", "p50 effect [95% CI]",
+                "p99 effect [95% CI]", "p99.9 effect [95% CI]");
+  out << buf;
+  constexpr double kMicro = 1e-3;
+  for (const Json& cell : summary["cells"]) {
+    const std::string name = cell["workload"].get<std::string>() +
+                             " t=" + std::to_string(cell["threads"].get<unsigned>()) +
+                             (cell.value("oversubscribed", false) ? " (over)" : "");
+    for (const Json& row : cell["allocators"]) {
+      if (!row.contains("latency")) continue;
+      const Json& l = row["latency"];
+      std::snprintf(buf, sizeof buf, "%-24s %-14s %3s %9s %8s %8s %9s %9s %-28s %-28s %-28s\n",
+                    name.c_str(), row["allocator"].get<std::string>().c_str(),
+                    std::to_string(l["samples"].get<std::size_t>()).c_str(),
+                    fixed_number(l["rate_ops_per_sec"]["median"], 3, 1e-6).c_str(),
+                    fixed_number(l["p50_ns"]["median"], 3, kMicro).c_str(),
+                    fixed_number(l["p99_ns"]["median"], 3, kMicro).c_str(),
+                    fixed_number(l["p999_ns"]["median"], 2, kMicro).c_str(),
+                    fixed_number(l["max_ns"]["median"], 1, kMicro).c_str(),
+                    effect_text(l["p50_effect_vs_baseline"]).c_str(),
+                    effect_text(l["p99_effect_vs_baseline"]).c_str(),
+                    effect_text(l["p999_effect_vs_baseline"]).c_str());
+      out << buf;
+    }
+  }
+}
+
 }  // namespace
 
 Json summarize_raw_run(const Json& raw, const std::string& baseline_override) {
@@ -243,7 +355,8 @@ Json summarize_raw_run(const Json& raw, const std::string& baseline_override) {
       cell.oversubscribed |= m.value("oversubscribed", false);
       cell.ok[alloc].push_back({s["block"].get<std::uint64_t>(), m["ops_per_sec"].get<double>(),
                                 m.value("peak_rss_bytes", 0.0),
-                                m.value("stream_digest", std::string()), memory_of(s)});
+                                m.value("stream_digest", std::string()), memory_of(s),
+                                latency_of(m)});
     } else {
       ++cell.failed[alloc];
       failures.push_back(failure_entry(s));
@@ -284,6 +397,8 @@ Json summarize_raw_run(const Json& raw, const std::string& baseline_override) {
       row["effect_vs_baseline"] = id == baseline ? Json() : effect_json(cell, id, baseline, seed);
       if (Json memory = memory_json(cell, id, baseline, seed); !memory.is_null())
         row["memory"] = std::move(memory);
+      if (Json latency = latency_json(cell, id, baseline, seed); !latency.is_null())
+        row["latency"] = std::move(latency);
       allocs.push_back(row);
     }
     cells_json.push_back({{"workload", cell.workload},
@@ -336,6 +451,7 @@ void print_report(std::ostream& out, const Json& summary) {
   out << "* CI excludes 1.0. n+kF = k failed samples. (over) = more threads than CPUs. samples: "
       << summary["samples"]["ok"] << " ok, " << summary["samples"]["failed"] << " failed\n";
   print_memory_table(out, summary);
+  print_latency_table(out, summary);
   print_unavailable_and_failed(out, summary);
 }
 

@@ -9,6 +9,8 @@
 // "<workload>/<threads>/ops_per_sec/<candidate>/<baseline>"), so the same raw run always gives
 // a byte-identical summary. Within a block every allocator must have replayed the same stream;
 // blocks whose stream digests disagree are listed under "digest_mismatches".
+// Latency runs (harness/docs/protocol.md#latency) add a "latency" block per row: medians of the
+// per-sample p50/p99/p99.9/max and paired, lower-is-better effects of p50, p99 and p99.9.
 #pragma once
 
 #include <ostream>

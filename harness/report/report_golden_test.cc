@@ -1,9 +1,8 @@
 // The printed reports against committed golden texts: `hsbench report`'s table of a small
-// campaign raw run (one without and one with the memory protocol) and the app report of a small
-// `hsbench app` raw run (testdata/), and the
-// summary JSON each is printed from (what `publish` reads). Both are pure functions of the raw
-// run (bootstrap seeds come from the run's seed), so any change in them is a change in what
-// users read and must be looked at.
+// campaign raw run (one without and one with the memory protocol, one with latency) and the
+// app report of a small `hsbench app` raw run (testdata/), and the summary JSON each is printed
+// from (what `publish` reads). Both are pure functions of the raw run (bootstrap seeds come from
+// the run's seed), so any change in them is a change in what users read and must be looked at.
 //
 // To accept an intended change, regenerate the golden files and review their diff:
 //   HEAPSCOPE_UPDATE_GOLDEN=1 ctest --test-dir build/release -R 'harness.ReportGolden'
@@ -91,6 +90,18 @@ TEST(ReportGolden, CampaignMemoryReport) {
   print_report(out, summary);
   expect_golden(out.str(), "campaign_memory.report.txt");
   expect_golden(summary.dump(1) + "\n", "campaign_memory.summary.json");
+}
+
+// A raw run with the latency protocol (schema version 3; glibc against the planted-stall shim,
+// 3 blocks at a fixed 40,000 ops/s): the latency table and the summary's latency blocks.
+TEST(ReportGolden, CampaignLatencyReport) {
+  const Json raw = load_raw_run(kTestdata + "/campaign_latency.raw.json");
+  ASSERT_EQ(raw["schema_version"], 3);
+  const Json summary = summarize_raw_run(raw, "");
+  std::ostringstream out;
+  print_report(out, summary);
+  expect_golden(out.str(), "campaign_latency.report.txt");
+  expect_golden(summary.dump(1) + "\n", "campaign_latency.summary.json");
 }
 
 TEST(ReportGolden, AppReport) {

@@ -151,7 +151,7 @@ TEST(Memory, AaControlHasNoPeakEffectAndFootprintShimIsFlagged) {
   std::cout << rep.out;
   EXPECT_TRUE(contains(rep.out, "memory: RssAnon"));
   const auto raw = read_json(dir / "raw.json");
-  EXPECT_EQ(raw["schema_version"], 2);
+  EXPECT_EQ(raw["schema_version"], 3);
   const auto summary = read_json(dir / "s.json");
   const auto aa = summary_row(summary, "large-buffers", 1, "glibc-aa")["memory"];
   const auto& aa_effect = aa["peak_effect_vs_baseline"];
@@ -187,13 +187,13 @@ TEST(Memory, SchemaVersion1RawRunStillReportsAndPublishes) {
 
 // A raw run claiming a future schema version is refused by name.
 TEST(Memory, FutureSchemaVersionIsRefused) {
-  ScratchDir dir("memory-v3");
+  ScratchDir dir("memory-v4");
   auto raw = read_json(HS_REPORT_TESTDATA "/campaign.raw.json");
-  raw["schema_version"] = 3;
+  raw["schema_version"] = 4;
   std::ofstream(dir / "raw.json") << raw.dump();
   const CommandResult rep = hsbench({"report", dir / "raw.json"});
   EXPECT_NE(rep.exit_code, 0);
-  EXPECT_TRUE(contains(rep.err, "schema_version 3 is not supported")) << rep.err;
+  EXPECT_TRUE(contains(rep.err, "schema_version 4 is not supported")) << rep.err;
 }
 
 }  // namespace

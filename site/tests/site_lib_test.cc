@@ -61,8 +61,14 @@ TEST(Schemas, RejectDriftAtEveryLevel) {
   unknown_top["surprise"] = 1;
   EXPECT_TRUE(rejected(unknown_top, Schema::kRawRun));
   Json bad_version = raw;
-  bad_version["schema_version"] = 3;
+  bad_version["schema_version"] = 4;
   EXPECT_TRUE(rejected(bad_version, Schema::kRawRun));
+  Json version_3 = raw;  // the latency protocol's version; its "latency" record is typed
+  version_3["schema_version"] = 3;
+  EXPECT_FALSE(rejected(version_3, Schema::kRawRun));
+  version_3["samples"][0]["measurement"]["latency"] =
+      Json{{"method", "open-loop-intended-start-v1"}};
+  EXPECT_TRUE(rejected(version_3, Schema::kRawRun));
   Json version_2 = raw;  // the memory protocol's version; its "memory" record is typed
   version_2["schema_version"] = 2;
   EXPECT_FALSE(rejected(version_2, Schema::kRawRun));

@@ -1,0 +1,247 @@
+// The latency protocol end to end (harness/docs/protocol.md#latency): hs-workload's open-loop
+// record, calibration of the schedule's rate, and through `hsbench run` / `report` two controls
+// with allocators of known latency (tests/latency_shim.c): a planted stall (1 ms on every
+// 10,000th malloc) must move p99.9 and not p50, and the same allocator under two names (A/A)
+// must show an equivalent p50. Older raw runs (schema 2, no latency) still report and publish.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "campaign_test_util.h"
+#include "harness/campaign/sample_runner.h"
+
+namespace heapscope::harness::testing {
+namespace {
+
+using Json = nlohmann::json;
+
+SampleOutcome run_child(const std::vector<std::string>& extra) {
+  std::vector<std::string> argv{HS_WORKLOAD_EXE, "--workload", "tiny-hot", "--ops",
+                                "50000",         "--seed",     "18"};
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  return run_sample(argv, {"PATH=/usr/bin:/bin"}, 60);
+}
+
+// Off by default: no latency record, and asking for it gives one over every timed op.
+TEST(Latency, ChildRecordsEveryTimedOpOnlyWhenAsked) {
+  const SampleOutcome off = run_child({});
+  ASSERT_TRUE(off.ok) << off.kind << ": " << off.reason << "\n" << off.stderr_tail;
+  EXPECT_FALSE(off.measurement.contains("latency"));
+
+  for (const char* rate : {"0", "2000000"}) {
+    const SampleOutcome on = run_child({"--latency-rate", rate});
+    ASSERT_TRUE(on.ok) << on.kind << ": " << on.reason << "\n" << on.stderr_tail;
+    const auto& l = on.measurement["latency"];
+    std::printf("rate %s: %s\n", rate, l.dump().c_str());
+    EXPECT_EQ(l["method"], "open-loop-intended-start-v1");
+    // tiny-hot: one stream op per allocator call.
+    // One value per op of the region (tiny-hot: one allocator call each), none for the
+    // untimed teardown.
+    EXPECT_EQ(l["count"].get<std::uint64_t>(), on.measurement["ops"].get<std::uint64_t>());
+    EXPECT_LE(l["p50_ns"].get<std::uint64_t>(), l["p99_ns"].get<std::uint64_t>());
+    EXPECT_LE(l["p99_ns"].get<std::uint64_t>(), l["p999_ns"].get<std::uint64_t>());
+    EXPECT_LE(l["p999_ns"].get<std::uint64_t>(), l["max_ns"].get<std::uint64_t>());
+    EXPECT_GT(l["max_ns"].get<std::uint64_t>(), 0u);
+    // The same stream whether timed or not.
+    EXPECT_EQ(on.measurement["stream_digest"], off.measurement["stream_digest"]);
+  }
+  // An open-loop run is paced by its schedule: 50,000 ops at 2M ops/s take >= 25 ms.
+  const SampleOutcome paced = run_child({"--latency-rate", "2000000"});
+  ASSERT_TRUE(paced.ok);
+  EXPECT_GE(paced.measurement["seconds"].get<double>(), 0.024);
+}
+
+// With a fixed op count and no fixed rate, one unthrottled baseline run measures the capacity;
+// the schedule runs at --latency-load of it, frozen in the calibration record and the argv.
+TEST(Latency, RateIsALoadFractionOfTheCalibratedCapacity) {
+  ScratchDir dir("latency-rate");
+  const CommandResult r = hsbench({"run",
+                                   "--allocators",
+                                   "glibc",
+                                   "--workloads",
+                                   "tiny-hot",
+                                   "--threads",
+                                   "1",
+                                   "--blocks",
+                                   "1",
+                                   "--ops",
+                                   "50000",
+                                   "--seed",
+                                   "5",
+                                   "--latency-load",
+                                   "0.25",
+                                   "--return-points",
+                                   "0.1",
+                                   "--baseline",
+                                   "glibc",
+                                   "--out",
+                                   dir / "raw.json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const Json raw = read_json(dir / "raw.json");
+  EXPECT_EQ(raw["schema_version"], 3);
+  EXPECT_EQ(raw["campaign"]["latency"], true);
+  const Json& cal = raw["calibration"][0];
+  ASSERT_TRUE(cal.contains("latency_rate_ops_per_sec")) << cal.dump();
+  const double capacity = cal["latency_capacity_ops_per_sec"].get<double>();
+  const double rate = cal["latency_rate_ops_per_sec"].get<double>();
+  std::printf("capacity %.0f ops/s, rate %.0f ops/s\n", capacity, rate);
+  EXPECT_NEAR(rate, 0.25 * capacity, 1.0);
+  const Json& sample = raw["samples"][0];
+  ASSERT_EQ(sample["status"], "ok") << sample.dump();
+  EXPECT_EQ(sample["measurement"]["latency"]["rate_ops_per_sec"].get<double>(), rate);
+}
+
+// One campaign for both controls: pass (baseline), pass-aa (the same library under another
+// name) and stall, tiny-hot at one thread, 5 blocks of 40,000 ops at a fixed 40,000 ops/s (1 s
+// a sample). The rate is fixed, not derived, because the stall's footprint is rate x 1 ms: each
+// stall delays the ~40 ops due during it, 2 stalls per sample (20,000 mallocs) ~ 0.2% of the
+// ops, above the 0.1% that decides p99.9 and far below the 50% of p50.
+// Both controls need a machine whose own scheduling gaps stay below a third of the planted 1 ms
+// stall at the baseline's p99.9. On a machine so loaded that the scheduler takes the CPU away for
+// milliseconds at a time (seen here: load 8-12 on 2 vCPUs, baseline p99.9 of 8 ms and p50 of
+// 1.4-3 us at 40,000 ops/s with nothing planted), no wall-clock latency measurement can see a
+// 1 ms stall or hold p50 to 15%, and the controls skip with the numbers instead of asserting on
+// noise. Checked on the baseline's own numbers, never on the machine's speed.
+constexpr double kNoiseFloorNs = 300'000;
+
+class LatencyControls : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new ScratchDir("latency-controls");
+    const CommandResult r = hsbench({"run",
+                                     "--allocators",
+                                     "pass,pass-aa,stall",
+                                     "--allocator",
+                                     std::string("pass=") + HS_PASS_SHIM,
+                                     "--allocator",
+                                     std::string("pass-aa=") + HS_PASS_SHIM,
+                                     "--allocator",
+                                     std::string("stall=") + HS_STALL_SHIM,
+                                     "--workloads",
+                                     "tiny-hot",
+                                     "--threads",
+                                     "1",
+                                     "--blocks",
+                                     "5",
+                                     "--ops",
+                                     "40000",
+                                     "--seed",
+                                     "18",
+                                     "--latency-rate",
+                                     "40000",
+                                     "--return-points",
+                                     "0.1",
+                                     "--baseline",
+                                     "pass",
+                                     "--out",
+                                     *dir_ / "raw.json"},
+                                    300000);
+    run_exit_ = r.exit_code;
+    run_err_ = r.err;
+    const CommandResult rep =
+        hsbench({"report", *dir_ / "raw.json", "--summary-out", *dir_ / "summary.json"});
+    report_exit_ = rep.exit_code;
+    report_out_ = rep.out;
+    std::cout << rep.out << rep.err;
+  }
+  static void TearDownTestSuite() {
+    delete dir_;
+    dir_ = nullptr;
+  }
+  static Json latency_row(const std::string& allocator) {
+    return summary_row(read_json(*dir_ / "summary.json"), "tiny-hot", 1, allocator)["latency"];
+  }
+  void SetUp() override {
+    ASSERT_EQ(run_exit_, 0) << run_err_;
+    ASSERT_EQ(report_exit_, 0);
+  }
+  // The controls' precondition, read from the baseline's own numbers (see kNoiseFloorNs): why
+  // this machine is too noisy for them, or "".
+  static std::string too_noisy() {
+    const double base_p999 = latency_row("pass")["p999_ns"]["median"].get<double>();
+    if (base_p999 <= kNoiseFloorNs) return "";
+    return "the baseline's own p99.9 is " + std::to_string(base_p999 / 1e3) +
+           " us: this machine takes the CPU from the child for longer than the planted 1 ms "
+           "stall (needs < " +
+           std::to_string(kNoiseFloorNs / 1e3) + " us); rerun on a quiet machine";
+  }
+
+  static ScratchDir* dir_;
+  static int run_exit_, report_exit_;
+  static std::string run_err_, report_out_;
+};
+ScratchDir* LatencyControls::dir_ = nullptr;
+int LatencyControls::run_exit_ = -1;
+int LatencyControls::report_exit_ = -1;
+std::string LatencyControls::run_err_;
+std::string LatencyControls::report_out_;
+
+// Effects are baseline / candidate (lower is better): the stall's p99.9 effect far below 1.
+TEST_F(LatencyControls, PlantedStallMovesP999AndNotP50) {
+  const Json base = latency_row("pass");
+  const Json stall = latency_row("stall");
+  ASSERT_FALSE(stall.is_null());
+  const double base_p999 = base["p999_ns"]["median"].get<double>();
+  const double stall_p999 = stall["p999_ns"]["median"].get<double>();
+  std::printf("p99.9 median: pass %.0f ns, stall %.0f ns\n", base_p999, stall_p999);
+  if (const std::string why = too_noisy(); !why.empty()) GTEST_SKIP() << why;
+  EXPECT_GE(stall_p999, 3 * base_p999);
+  EXPECT_GE(stall_p999, 100'000.0);  // a 1 ms stall charged to the ops due during it
+  const Json& p999 = stall["p999_effect_vs_baseline"];
+  ASSERT_TRUE(p999["ci_valid"].get<bool>()) << p999.dump();
+  EXPECT_LT(p999["ci_high"].get<double>(), 1.0 / 3) << p999.dump();
+  const Json& p50 = stall["p50_effect_vs_baseline"];
+  EXPECT_NEAR(p50["effect"].get<double>(), 1.0, 0.10) << p50.dump();
+}
+
+// A/A: the same library under two names. A true A/A interval excludes 1 about 5% of the time,
+// so the assertion is equivalence: the whole p50 interval inside [0.85, 1.15].
+TEST_F(LatencyControls, AaControlHasEquivalentP50) {
+  if (const std::string why = too_noisy(); !why.empty()) GTEST_SKIP() << why;
+  const Json row = latency_row("pass-aa");
+  const Json& p50 = row["p50_effect_vs_baseline"];
+  ASSERT_TRUE(p50["ci_valid"].get<bool>()) << p50.dump();
+  std::printf("A/A p50 effect %s\n", p50.dump().c_str());
+  EXPECT_GE(p50["ci_low"].get<double>(), 0.85) << p50.dump();
+  EXPECT_LE(p50["ci_high"].get<double>(), 1.15) << p50.dump();
+}
+
+TEST_F(LatencyControls, RawRunAndReportCarryLatency) {
+  EXPECT_TRUE(contains(report_out_, "latency: open loop")) << report_out_;
+  const Json raw = read_json(*dir_ / "raw.json");
+  EXPECT_EQ(raw["schema_version"], 3);
+  for (const Json& s : raw["samples"]) {
+    ASSERT_EQ(s["status"], "ok") << s.dump();
+    const Json& l = s["measurement"]["latency"];
+    EXPECT_EQ(l["rate_ops_per_sec"].get<double>(), 40000.0);
+    EXPECT_GT(l["count"].get<std::uint64_t>(), 0u);
+  }
+  const Json row = latency_row("pass");
+  EXPECT_EQ(row["samples"], 5);
+  EXPECT_TRUE(row["p999_effect_vs_baseline"].is_null());  // the baseline itself
+  // The site's schemas accept the run and its summary.
+  const CommandResult pub = hsbench({"publish", *dir_ / "raw.json", "--out", *dir_ / "site"});
+  EXPECT_EQ(pub.exit_code, 0) << pub.err;
+}
+
+// Raw runs of schema version 2 (memory, no latency) still report and publish, without latency.
+TEST(Latency, SchemaVersion2RawRunStillReportsAndPublishes) {
+  ScratchDir dir("latency-v2");
+  const std::string v2 = HS_REPORT_TESTDATA "/campaign_memory.raw.json";
+  ASSERT_EQ(read_json(v2)["schema_version"], 2);
+  const CommandResult rep = hsbench({"report", v2});
+  EXPECT_EQ(rep.exit_code, 0) << rep.err;
+  EXPECT_TRUE(contains(rep.out, "memory: RssAnon"));
+  EXPECT_FALSE(contains(rep.out, "latency:"));
+  const CommandResult pub = hsbench({"publish", v2, "--out", dir / "site"});
+  EXPECT_EQ(pub.exit_code, 0) << pub.err;
+  const CommandResult ver = hsbench({"verify", dir / "site"});
+  EXPECT_EQ(ver.exit_code, 0) << ver.err;
+}
+
+}  // namespace
+}  // namespace heapscope::harness::testing

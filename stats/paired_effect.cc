@@ -11,8 +11,6 @@
 namespace heapscope::stats {
 namespace {
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-
 PairedEffect empty_result(const BootstrapConfig& config, std::size_t blocks) {
   PairedEffect r;
   r.blocks = blocks;

@@ -6,10 +6,14 @@
 #pragma once
 
 #include <cstddef>
+#include <limits>
 #include <span>
 #include <vector>
 
 namespace heapscope::stats {
+
+// What a statistic is when it has no value (empty input, non-finite data).
+inline constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 // `sorted` must be ascending and finite; p in [0, 1] (clamped).
 // h = (n-1)p, lo = floor(h): x[lo] + (h-lo)(x[lo+1]-x[lo]); exactly x[lo] when h is integral.

@@ -13,16 +13,13 @@
 #include "harness/campaign/campaign_setup.h"
 #include "harness/campaign/raw_run_header.h"
 #include "harness/process/interrupt_guard.h"
+#include "harness/process/steady_clock.h"
 #include "harness/registry/engine_libraries.h"
 
 namespace heapscope::harness {
 namespace {
 
 void on_signal(int /*sig*/) { request_app_interrupt(); }
-
-double now_seconds() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
 
 std::string path_of(const std::vector<std::string>& env) {
   for (const std::string& e : env) {
@@ -149,7 +146,7 @@ AppExecResult run_app_campaign(const AppCampaign& c, Json& raw, RawRunWriter& wr
 
   const std::size_t total = c.spec.blocks * c.active.size();
   const std::string host = raw["hosts"].back().value("hostname", "");
-  const double start = now_seconds();
+  const double start = steady_seconds();
   for (const Json& o : raw["orders"]) {
     const auto b = o["block"].get<std::uint64_t>();
     std::size_t position = 0;
@@ -176,7 +173,7 @@ AppExecResult run_app_campaign(const AppCampaign& c, Json& raw, RawRunWriter& wr
       raw["samples"].push_back(sample);
       ++result.ran;
       if (!r.ok) ++result.failed;
-      const double eta = (now_seconds() - start) / static_cast<double>(result.ran) *
+      const double eta = (steady_seconds() - start) / static_cast<double>(result.ran) *
                          static_cast<double>(total - result.ran);
       std::fprintf(stderr, "[%zu/%zu] block %llu %-14s %s | ETA %.0f s\n", result.ran, total,
                    static_cast<unsigned long long>(b), id.c_str(), outcome_text(r).c_str(), eta);

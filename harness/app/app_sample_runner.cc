@@ -21,6 +21,7 @@
 #include "harness/app/process_tree_rss.h"
 #include "harness/campaign/sample_runner.h"
 #include "harness/process/spawn.h"
+#include "harness/process/steady_clock.h"
 
 namespace heapscope::harness {
 namespace {
@@ -28,10 +29,6 @@ namespace {
 constexpr std::size_t kStderrTail = 2048;
 
 volatile std::sig_atomic_t g_interrupt = 0;
-
-double now_seconds() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
 
 double to_seconds(const timeval& tv) {
   return static_cast<double>(tv.tv_sec) + static_cast<double>(tv.tv_usec) * 1e-6;
@@ -92,7 +89,7 @@ bool watch(pid_t pid, double deadline, double interval, std::uint64_t* peak_tree
   bool exited = false;
   *peak_tree = std::max(*peak_tree, descendants_rss_bytes());
   while (!exited && g_interrupt == 0) {
-    const double left = deadline - now_seconds();
+    const double left = deadline - steady_seconds();
     if (left <= 0) break;
     const int wait_ms =
         static_cast<int>(std::ceil(std::min(left, interval) * 1000.0));  // never 0 while left > 0
@@ -155,7 +152,7 @@ AppRunResult run_app_command(const AppRunRequest& r) {
     o.reason = std::string("cannot create a temporary file: ") + std::strerror(errno);
     return o;
   }
-  const double start = now_seconds();
+  const double start = steady_seconds();
   const pid_t pid = spawn(r, out_fd, err_fd, &o.reason);
   if (pid < 0) {
     close(out_fd);
@@ -165,7 +162,7 @@ AppRunResult run_app_command(const AppRunRequest& r) {
   }
   const bool exited =
       watch(pid, start + r.timeout_seconds, r.rss_interval_seconds, &o.peak_rss_tree_bytes);
-  o.wall_seconds = now_seconds() - start;
+  o.wall_seconds = steady_seconds() - start;
   const bool interrupted = !exited && g_interrupt != 0;
   // Whatever the command left running (or all of it, after a timeout) is killed while its
   // leader is still an unreaped zombie, so the group id cannot have been reused.

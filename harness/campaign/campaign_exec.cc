@@ -10,6 +10,7 @@
 #include "harness/campaign/calibration.h"
 #include "harness/campaign/sample_runner.h"
 #include "harness/process/interrupt_guard.h"
+#include "harness/process/steady_clock.h"
 
 namespace heapscope::harness {
 namespace {
@@ -34,10 +35,6 @@ class StopScope {
   InterruptGuard guard_;
 };
 
-double now_seconds() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
-
 std::string format_duration(double seconds) {
   const long s = seconds > 0 ? std::lround(seconds) : 0;
   char buf[32];
@@ -58,14 +55,14 @@ Json failed_sample(Json sample, const std::string& kind, const std::string& reas
 }  // namespace
 
 void RawRunWriter::maybe_save(const Json& raw) {
-  if (now_seconds() - last_end_ >= 10 * last_cost_) save(raw);
+  if (steady_seconds() - last_end_ >= 10 * last_cost_) save(raw);
 }
 
 void RawRunWriter::save(const Json& raw) {
   if (path_.empty()) return;
-  const double start = now_seconds();
+  const double start = steady_seconds();
   write_json_atomic(path_, raw);
-  last_end_ = now_seconds();
+  last_end_ = steady_seconds();
   last_cost_ = last_end_ - start;
 }
 
@@ -117,7 +114,7 @@ ExecuteResult execute_samples(const ResolvedCampaign& c, Json& raw, RawRunWriter
   for (const Json& o : raw["orders"]) total += o["order"].size();
   const std::size_t todo = total - std::min(total, done.size());
   const std::string host = raw["hosts"].back().value("hostname", "");
-  const double start = now_seconds();
+  const double start = steady_seconds();
 
   for (const Json& o : raw["orders"]) {
     const auto w = o["workload"].get<std::string>();
@@ -181,7 +178,7 @@ ExecuteResult execute_samples(const ResolvedCampaign& c, Json& raw, RawRunWriter
       ++result.ran;
       if (!ok) ++result.failed;
 
-      const double elapsed = now_seconds() - start;
+      const double elapsed = steady_seconds() - start;
       const double eta = elapsed / static_cast<double>(result.ran) *
                          static_cast<double>(todo - std::min(todo, result.ran));
       const std::string what =

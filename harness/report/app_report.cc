@@ -46,20 +46,20 @@ bool is_app_run(const Json& raw) { return raw.is_object() && raw.contains("appli
 
 Json summarize_app_run(const Json& raw, const std::string& baseline_override) {
   const std::string baseline = summary_baseline(raw, baseline_override);
-  const auto seed = raw["seed"].get<std::uint64_t>();
-  const std::string workload = raw["campaign"].value("name", std::string("app"));
+  const auto seed = raw.at("seed").get<std::uint64_t>();
+  const std::string workload = raw.at("campaign").value("name", std::string("app"));
 
   std::map<std::string, std::vector<AppPoint>> ok;
   std::map<std::string, std::size_t> failed;
   std::map<std::string, std::size_t> differs;
   Json failures = Json::array();
   bool baseline_seen = false;
-  for (const Json& s : raw["samples"]) {
-    const auto alloc = s["allocator"].get<std::string>();
+  for (const Json& s : raw.at("samples")) {
+    const auto alloc = s.at("allocator").get<std::string>();
     baseline_seen |= alloc == baseline;
-    if (s["status"] == "ok") {
-      const Json& m = s["measurement"];
-      ok[alloc].push_back({s["block"].get<std::uint64_t>(), m.value("wall_seconds", kMissing),
+    if (s.at("status") == "ok") {
+      const Json& m = s.at("measurement");
+      ok[alloc].push_back({s.at("block").get<std::uint64_t>(), m.value("wall_seconds", kMissing),
                            m.value("user_seconds", kMissing), m.value("system_seconds", kMissing),
                            m.value("peak_rss_tree_bytes", kMissing),
                            m.value("peak_rss_bytes", kMissing)});
@@ -104,7 +104,7 @@ Json summarize_app_run(const Json& raw, const std::string& baseline_override) {
     rows.push_back(row);
   }
 
-  const Json& app = raw["application"];
+  const Json& app = raw.at("application");
   const Json probe = app.value("probe", Json::object());
   Json summary = summary_envelope(
       raw, workload, seed, baseline,
@@ -117,7 +117,7 @@ Json summarize_app_run(const Json& raw, const std::string& baseline_override) {
                             {"cwd", app.value("cwd", "")},
                             {"stdin", app.value("stdin", "")},
                             {"same_output", app.value("same_output", false)},
-                            {"blocks", raw["campaign"].value("blocks", 0)},
+                            {"blocks", raw.at("campaign").value("blocks", 0)},
                             {"blocked", probe.value("blocked", false)},
                             {"problems", probe.value("problems", Json::array())},
                             {"notes", probe.value("notes", Json::array())}};

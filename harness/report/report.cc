@@ -32,14 +32,14 @@ struct Point {
 
 Memory memory_of(const Json& sample) {
   Memory m;
-  if (!sample.contains("memory") || !sample["memory"].value("complete", false)) return m;
-  const Json& j = sample["memory"];
+  if (!sample.contains("memory") || !sample.at("memory").value("complete", false)) return m;
+  const Json& j = sample.at("memory");
   m.present = true;
-  m.baseline = j["baseline_anon_bytes"].get<double>();
-  m.peak = j["peak_anon_bytes"].get<double>();
-  m.live = sample["measurement"].value("peak_live_bytes", 0.0);
-  for (const Json& p : j["return_points"])
-    m.returns.emplace_back(p["after_seconds"].get<double>(), p["anon_bytes"].get<double>());
+  m.baseline = j.at("baseline_anon_bytes").get<double>();
+  m.peak = j.at("peak_anon_bytes").get<double>();
+  m.live = sample.at("measurement").value("peak_live_bytes", 0.0);
+  for (const Json& p : j.at("return_points"))
+    m.returns.emplace_back(p.at("after_seconds").get<double>(), p.at("anon_bytes").get<double>());
   return m;
 }
 
@@ -215,12 +215,9 @@ void print_memory_table(std::ostream& out, const Json& summary) {
   }
 }
 
-}  // namespace
-
-Json summarize_raw_run(const Json& raw, const std::string& baseline_override) {
-  if (is_app_run(raw)) return summarize_app_run(raw, baseline_override);
+Json summarize_campaign_run(const Json& raw, const std::string& baseline_override) {
   const std::string baseline = summary_baseline(raw, baseline_override);
-  const auto seed = raw["seed"].get<std::uint64_t>();
+  const auto seed = raw.at("seed").get<std::uint64_t>();
 
   std::vector<Cell> cells;
   std::map<std::pair<std::string, unsigned>, std::size_t> cell_index;
@@ -229,20 +226,20 @@ Json summarize_raw_run(const Json& raw, const std::string& baseline_override) {
     if (fresh) cells.push_back(Cell{w, t, {}, {}});
     return cells[it->second];
   };
-  for (const Json& cal : raw["calibration"]) {
-    cell_of(cal["workload"].get<std::string>(), cal["threads"].get<unsigned>());
+  for (const Json& cal : raw.at("calibration")) {
+    cell_of(cal.at("workload").get<std::string>(), cal.at("threads").get<unsigned>());
   }
   Json failures = Json::array();
   bool baseline_seen = false;
-  for (const Json& s : raw["samples"]) {
-    Cell& cell = cell_of(s["workload"].get<std::string>(), s["threads"].get<unsigned>());
-    const auto alloc = s["allocator"].get<std::string>();
+  for (const Json& s : raw.at("samples")) {
+    Cell& cell = cell_of(s.at("workload").get<std::string>(), s.at("threads").get<unsigned>());
+    const auto alloc = s.at("allocator").get<std::string>();
     baseline_seen |= alloc == baseline;
-    if (s["status"] == "ok") {
-      const Json& m = s["measurement"];
+    if (s.at("status") == "ok") {
+      const Json& m = s.at("measurement");
       cell.oversubscribed |= m.value("oversubscribed", false);
-      cell.ok[alloc].push_back({s["block"].get<std::uint64_t>(), m["ops_per_sec"].get<double>(),
-                                m.value("peak_rss_bytes", 0.0),
+      cell.ok[alloc].push_back({s.at("block").get<std::uint64_t>(),
+                                m.at("ops_per_sec").get<double>(), m.value("peak_rss_bytes", 0.0),
                                 m.value("stream_digest", std::string()), memory_of(s)});
     } else {
       ++cell.failed[alloc];
@@ -293,10 +290,24 @@ Json summarize_raw_run(const Json& raw, const std::string& baseline_override) {
                           {"digest_mismatches", mismatches}});
   }
 
-  Json summary = summary_envelope(raw, raw["campaign"].value("name", ""), seed, baseline,
+  Json summary = summary_envelope(raw, raw.at("campaign").value("name", ""), seed, baseline,
                                   {{"metric", "ops_per_sec"}});
   finish_summary(summary, raw, std::move(cells_json), std::move(failures));
   return summary;
+}
+
+}  // namespace
+
+Json summarize_raw_run(const Json& raw, const std::string& baseline_override) {
+  // load_raw_run checks the fields every reader needs; a field only the summary reads (a
+  // measurement, the memory record) can still be missing or mistyped: the reads use at() and
+  // get<>(), which throw, and the error becomes the reader's own.
+  try {
+    return is_app_run(raw) ? summarize_app_run(raw, baseline_override)
+                           : summarize_campaign_run(raw, baseline_override);
+  } catch (const nlohmann::json::exception& e) {
+    throw RawRunError(std::string("the raw run cannot be summarized: ") + e.what());
+  }
 }
 
 void print_report(std::ostream& out, const Json& summary) {

@@ -15,14 +15,14 @@ std::string summary_baseline(const Json& raw, const std::string& baseline_overri
 }
 
 void require_baseline_samples(const Json& raw, const std::string& baseline, bool seen) {
-  if (!seen && !raw["samples"].empty()) {
+  if (!seen && !raw.at("samples").empty()) {
     throw RawRunError("baseline '" + baseline + "' has no samples in this run");
   }
 }
 
 Json failure_entry(const Json& sample) {
-  const Json& f = sample.contains("failure") ? sample["failure"] : Json::object();
-  return {{"id", sample["id"]},
+  const Json& f = sample.contains("failure") ? sample.at("failure") : Json::object();
+  return {{"id", sample.at("id")},
           {"kind", f.value("kind", "unknown")},
           {"reason", f.value("reason", "")}};
 }
@@ -95,13 +95,13 @@ Json summary_envelope(const Json& raw, const std::string& campaign, std::uint64_
   summary["resamples"] = 10000;
   summary["confidence"] = 0.95;
   summary["complete"] = raw.value("complete", false);
-  summary["hosts"] = raw.contains("hosts") ? raw["hosts"] : Json::array();
+  summary["hosts"] = raw.contains("hosts") ? raw.at("hosts") : Json::array();
   return summary;
 }
 
 Json unavailable_allocators_json(const Json& raw) {
   Json unavailable = Json::array();
-  for (const Json& a : raw["allocators"]) {
+  for (const Json& a : raw.at("allocators")) {
     if (!a.value("available", false)) {
       unavailable.push_back({{"id", a.value("id", "")}, {"reason", a.value("reason", "")}});
     }
@@ -110,8 +110,8 @@ Json unavailable_allocators_json(const Json& raw) {
 }
 
 void finish_summary(Json& summary, const Json& raw, Json cells, Json failures) {
-  summary["samples"] = {{"total", raw["samples"].size()},
-                        {"ok", raw["samples"].size() - failures.size()},
+  summary["samples"] = {{"total", raw.at("samples").size()},
+                        {"ok", raw.at("samples").size() - failures.size()},
                         {"failed", failures.size()}};
   summary["cells"] = std::move(cells);
   summary["failures"] = std::move(failures);

@@ -82,9 +82,12 @@ void read_summary(std::string_view file) {
   } catch (const SiteError&) {
     return;
   }
-  // A summary the schema accepts must print.
-  std::ostringstream report;
-  heapscope::harness::print_report(report, summary);
+  // A summary the schema accepts prints, or is refused with the reader's error.
+  try {
+    std::ostringstream report;
+    heapscope::harness::print_report(report, summary);
+  } catch (const RawRunError&) {
+  }
 }
 
 void read_campaign(std::string_view file) {

@@ -156,16 +156,16 @@ Json effect_json(const Cell& cell, const std::string& cand, const std::string& b
 void print_memory_table(std::ostream& out, const Json& summary) {
   std::set<double> afters;
   bool any = false;
-  for (const Json& cell : summary["cells"]) {
-    for (const Json& row : cell["allocators"]) {
+  for (const Json& cell : summary.at("cells")) {
+    for (const Json& row : cell.at("allocators")) {
       if (!row.contains("memory")) continue;
       any = true;
-      for (const Json& r : row["memory"]["return_points"])
-        afters.insert(r["after_seconds"].get<double>());
+      for (const Json& r : row.at("memory").at("return_points"))
+        afters.insert(r.at("after_seconds").get<double>());
     }
   }
   if (!any) return;
-  const std::string baseline = summary["baseline"].get<std::string>();
+  const std::string baseline = summary.at("baseline").get<std::string>();
   std::string head;
   char buf[512];
   std::snprintf(buf, sizeof buf, "%-24s %-14s %3s %8s %8s %8s %9s %7s %-28s", "cell", "allocator",
@@ -183,31 +183,32 @@ void print_memory_table(std::ostream& out, const Json& summary) {
       << baseline << "\n"
       << head << "\n";
   constexpr double kMiB = 1.0 / 1048576;
-  for (const Json& cell : summary["cells"]) {
-    const std::string name = cell["workload"].get<std::string>() +
-                             " t=" + std::to_string(cell["threads"].get<unsigned>()) +
+  for (const Json& cell : summary.at("cells")) {
+    const std::string name = cell.at("workload").get<std::string>() +
+                             " t=" + std::to_string(cell.at("threads").get<unsigned>()) +
                              (cell.value("oversubscribed", false) ? " (over)" : "");
-    for (const Json& row : cell["allocators"]) {
+    for (const Json& row : cell.at("allocators")) {
       if (!row.contains("memory")) continue;
-      const Json& m = row["memory"];
+      const Json& m = row.at("memory");
       std::snprintf(buf, sizeof buf, "%-24s %-14s %3s %8s %8s %8s %9s %7s %-28s", name.c_str(),
-                    row["allocator"].get<std::string>().c_str(),
-                    std::to_string(m["samples"].get<std::size_t>()).c_str(),
-                    fixed_number(m["baseline_anon_bytes"]["median"], 2, kMiB).c_str(),
-                    fixed_number(m["peak_anon_bytes"]["median"], 2, kMiB).c_str(),
-                    fixed_number(m["peak_above_baseline_bytes"]["median"], 2, kMiB).c_str(),
-                    fixed_number(m["peak_live_bytes"]["median"], 3, kMiB).c_str(),
-                    fixed_number(m["fragmentation"]["median"], 2).c_str(),
-                    effect_text(m["peak_effect_vs_baseline"]).c_str());
+                    row.at("allocator").get<std::string>().c_str(),
+                    std::to_string(m.at("samples").get<std::size_t>()).c_str(),
+                    fixed_number(m.at("baseline_anon_bytes").at("median"), 2, kMiB).c_str(),
+                    fixed_number(m.at("peak_anon_bytes").at("median"), 2, kMiB).c_str(),
+                    fixed_number(m.at("peak_above_baseline_bytes").at("median"), 2, kMiB).c_str(),
+                    fixed_number(m.at("peak_live_bytes").at("median"), 3, kMiB).c_str(),
+                    fixed_number(m.at("fragmentation").at("median"), 2).c_str(),
+                    effect_text(m.at("peak_effect_vs_baseline")).c_str());
       std::string line = buf;
       for (const double a : afters) {
         const Json* point = nullptr;
-        for (const Json& r : m["return_points"]) {
-          if (r["after_seconds"].get<double>() == a) point = &r;
+        for (const Json& r : m.at("return_points")) {
+          if (r.at("after_seconds").get<double>() == a) point = &r;
         }
-        std::snprintf(buf, sizeof buf, " %8s %-28s",
-                      point ? fixed_number((*point)["anon_bytes"]["median"], 2, kMiB).c_str() : "-",
-                      point ? effect_text((*point)["effect_vs_baseline"]).c_str() : "-");
+        std::snprintf(
+            buf, sizeof buf, " %8s %-28s",
+            point ? fixed_number((*point).at("anon_bytes").at("median"), 2, kMiB).c_str() : "-",
+            point ? effect_text((*point).at("effect_vs_baseline")).c_str() : "-");
         line += buf;
       }
       out << line << "\n";
@@ -310,44 +311,60 @@ Json summarize_raw_run(const Json& raw, const std::string& baseline_override) {
   }
 }
 
-void print_report(std::ostream& out, const Json& summary) {
+namespace {
+
+void print_campaign_report(std::ostream& out, const Json& summary) {
   if (summary.contains("application")) {
     print_app_report(out, summary);
     return;
   }
-  const std::string baseline = summary["baseline"].get<std::string>();
+  const std::string baseline = summary.at("baseline").get<std::string>();
   char line[512];
   std::snprintf(line, sizeof line, "%-24s %-14s %3s %12s %10s %-28s %7s %9s\n", "cell", "allocator",
                 "n", "Mops/s med", "IQR", ("effect vs " + baseline + " [95% CI]").c_str(), "MDE",
                 "RSS MiB");
-  out << "campaign " << summary["campaign"].get<std::string>() << ", seed "
-      << summary["seed"].get<std::uint64_t>() << "; effect > 1 = faster than " << baseline << "\n"
+  out << "campaign " << summary.at("campaign").get<std::string>() << ", seed "
+      << summary.at("seed").get<std::uint64_t>() << "; effect > 1 = faster than " << baseline
+      << "\n"
       << line;
-  for (const Json& cell : summary["cells"]) {
-    const std::string name = cell["workload"].get<std::string>() +
-                             " t=" + std::to_string(cell["threads"].get<unsigned>()) +
+  for (const Json& cell : summary.at("cells")) {
+    const std::string name = cell.at("workload").get<std::string>() +
+                             " t=" + std::to_string(cell.at("threads").get<unsigned>()) +
                              (cell.value("oversubscribed", false) ? " (over)" : "");
-    for (const Json& row : cell["allocators"]) {
-      const Json& e = row["effect_vs_baseline"];
+    for (const Json& row : cell.at("allocators")) {
+      const Json& e = row.at("effect_vs_baseline");
       const std::string mde =
-          !e.is_null() && e.value("ci_valid", false) ? fixed_number(e["mde_ratio"], 3) : "";
+          !e.is_null() && e.value("ci_valid", false) ? fixed_number(e.at("mde_ratio"), 3) : "";
       std::snprintf(line, sizeof line, "%-24s %-14s %3s %12s %10s %-28s %7s %9s\n", name.c_str(),
-                    row["allocator"].get<std::string>().c_str(), sample_count_text(row).c_str(),
-                    fixed_number(row["ops_per_sec"]["median"], 3, 1e-6).c_str(),
-                    fixed_number(row["ops_per_sec"]["iqr"], 3, 1e-6).c_str(),
+                    row.at("allocator").get<std::string>().c_str(), sample_count_text(row).c_str(),
+                    fixed_number(row.at("ops_per_sec").at("median"), 3, 1e-6).c_str(),
+                    fixed_number(row.at("ops_per_sec").at("iqr"), 3, 1e-6).c_str(),
                     effect_text(e).c_str(), mde.c_str(),
-                    fixed_number(row["peak_rss_bytes"]["median"], 1, 1.0 / 1048576).c_str());
+                    fixed_number(row.at("peak_rss_bytes").at("median"), 1, 1.0 / 1048576).c_str());
       out << line;
     }
-    if (!cell["digest_mismatches"].empty()) {
-      out << "  !! stream digests disagree within blocks " << cell["digest_mismatches"].dump()
+    if (!cell.at("digest_mismatches").empty()) {
+      out << "  !! stream digests disagree within blocks " << cell.at("digest_mismatches").dump()
           << "\n";
     }
   }
   out << "* CI excludes 1.0. n+kF = k failed samples. (over) = more threads than CPUs. samples: "
-      << summary["samples"]["ok"] << " ok, " << summary["samples"]["failed"] << " failed\n";
+      << summary.at("samples").at("ok") << " ok, " << summary.at("samples").at("failed")
+      << " failed\n";
   print_memory_table(out, summary);
   print_unavailable_and_failed(out, summary);
+}
+
+}  // namespace
+
+void print_report(std::ostream& out, const Json& summary) {
+  // A summary may come from a file the summary schema accepts yet lacks a field this table
+  // prints (the reader fuzz target found one): an error of the summary, not a crash.
+  try {
+    print_campaign_report(out, summary);
+  } catch (const nlohmann::json::exception& e) {
+    throw RawRunError(std::string("the summary cannot be printed: ") + e.what());
+  }
 }
 
 }  // namespace heapscope::harness

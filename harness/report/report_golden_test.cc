@@ -170,5 +170,23 @@ TEST(RawRunReader, MistypedFieldsEndInRawRunError) {
   std::filesystem::remove(path);
 }
 
+// Found by fuzz/harness_reader_fuzz (30-minute run; ASan heap-use-after-free and
+// heap-buffer-overflow): application summaries the summary schema accepts, with a row whose
+// "user_seconds" lacks its median or that lacks "wall_seconds"; printing read past the missing
+// key. Now RawRunError.
+TEST(RawRunReader, PrintingAnIncompleteSummaryIsAnError) {
+  const Json app = Json::parse(std::ifstream(kTestdata + "/app.summary.json"));
+  Json summary = app;
+  summary["cells"][0]["allocators"][1]["user_seconds"].erase("median");
+  std::ostringstream out;
+  EXPECT_THROW(print_report(out, summary), RawRunError);
+  summary = app;
+  summary["cells"][0]["allocators"][0].erase("wall_seconds");
+  EXPECT_THROW(print_report(out, summary), RawRunError);
+  summary = Json::parse(std::ifstream(kTestdata + "/campaign.summary.json"));
+  summary["cells"][0]["allocators"][0].erase("ops_per_sec");
+  EXPECT_THROW(print_report(out, summary), RawRunError);
+}
+
 }  // namespace
 }  // namespace heapscope::harness

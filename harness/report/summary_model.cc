@@ -127,30 +127,30 @@ std::string fixed_number(const Json& v, int digits, double scale) {
 
 std::string effect_text(const Json& e) {
   if (e.is_null()) return "(baseline)";
-  std::string s = fixed_number(e["effect"], 3);
+  std::string s = fixed_number(e.at("effect"), 3);
   if (e.value("ci_valid", false)) {
-    s += " [" + fixed_number(e["ci_low"], 3) + ", " + fixed_number(e["ci_high"], 3) + "]";
-    if (e["ci_low"].get<double>() > 1 || e["ci_high"].get<double>() < 1) s += " *";
+    s += " [" + fixed_number(e.at("ci_low"), 3) + ", " + fixed_number(e.at("ci_high"), 3) + "]";
+    if (e.at("ci_low").get<double>() > 1 || e.at("ci_high").get<double>() < 1) s += " *";
   }
   return s;
 }
 
 std::string sample_count_text(const Json& row) {
-  std::string n = std::to_string(row["n"].get<std::size_t>());
-  if (row["failed"].get<std::size_t>() > 0) {
-    n += '+' + std::to_string(row["failed"].get<std::size_t>()) + 'F';
+  std::string n = std::to_string(row.at("n").get<std::size_t>());
+  if (row.at("failed").get<std::size_t>() > 0) {
+    n += '+' + std::to_string(row.at("failed").get<std::size_t>()) + 'F';
   }
   return n;
 }
 
 void print_unavailable_and_failed(std::ostream& out, const Json& summary) {
-  for (const Json& u : summary["unavailable_allocators"]) {
-    out << "unavailable: " << u["id"].get<std::string>() << ": " << u["reason"].get<std::string>()
-        << "\n";
+  for (const Json& u : summary.at("unavailable_allocators")) {
+    out << "unavailable: " << u.at("id").get<std::string>() << ": "
+        << u.at("reason").get<std::string>() << "\n";
   }
-  for (const Json& f : summary["failures"]) {
-    out << "failed: " << f["id"].get<std::string>() << ": " << f["kind"].get<std::string>() << ": "
-        << f["reason"].get<std::string>() << "\n";
+  for (const Json& f : summary.at("failures")) {
+    out << "failed: " << f.at("id").get<std::string>() << ": " << f.at("kind").get<std::string>()
+        << ": " << f.at("reason").get<std::string>() << "\n";
   }
 }
 

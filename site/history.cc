@@ -6,6 +6,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "base/json_depth.h"
 #include "schema_validation.h"
 
 namespace heapscope::site {
@@ -28,6 +29,10 @@ History load_history(const std::string& path) {
     const std::string line = h.text.substr(begin, end - begin);
     begin = end + 1;
     const std::string where = path + ":" + std::to_string(++line_no);
+    if (base::json_nesting_depth(line) > base::kMaxJsonNesting) {
+      throw SiteError(where + ": nested deeper than " + std::to_string(base::kMaxJsonNesting) +
+                      " levels");
+    }
     Json row;
     try {
       row = Json::parse(line);

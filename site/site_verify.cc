@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 
+#include "base/json_depth.h"
 #include "base/sha256.h"
 #include "manifest.h"
 #include "schema_validation.h"
@@ -27,6 +28,10 @@ bool safe_relative(const std::string& path) {
 }
 
 Json parse_json(const std::string& text, const std::string& what) {
+  if (base::json_nesting_depth(text) > base::kMaxJsonNesting) {
+    throw SiteError(what + ": nested deeper than " + std::to_string(base::kMaxJsonNesting) +
+                    " levels");
+  }
   try {
     return Json::parse(text);
   } catch (const nlohmann::json::exception& e) {

@@ -1,9 +1,11 @@
 #include "harness/campaign/campaign_spec.h"
 
 #include <fstream>
+#include <limits>
 #include <set>
 #include <sstream>
 
+#include "base/json_depth.h"
 #include "workloads/names.h"
 
 namespace heapscope::harness {
@@ -20,6 +22,39 @@ T get_or(const Json& j, const char* key, T fallback) {
     throw CampaignError(std::string("campaign field '") + key +
                         "' has the wrong type: " + e.what());
   }
+}
+
+// A count or seed: nlohmann's get<unsigned>() would wrap -1 to 4294967295 and make a float out
+// of range (1e300) undefined behaviour, so only whole numbers that fit are taken.
+template <class T>
+T whole_number(const Json& v, const std::string& what) {
+  constexpr std::uint64_t kMax = std::numeric_limits<T>::max();
+  const bool fits =
+      v.is_number_unsigned() ? v.get<std::uint64_t>() <= kMax
+      : v.is_number_integer()
+          ? v.get<std::int64_t>() >= 0 && static_cast<std::uint64_t>(v.get<std::int64_t>()) <= kMax
+          : false;
+  if (!fits) {
+    throw CampaignError(what + " must be a whole number from 0 to " + std::to_string(kMax) +
+                        ", not " + v.dump());
+  }
+  return v.is_number_unsigned() ? static_cast<T>(v.get<std::uint64_t>())
+                                : static_cast<T>(v.get<std::int64_t>());
+}
+
+template <class T>
+T whole_or(const Json& j, const char* key, T fallback) {
+  if (!j.contains(key) || j.at(key).is_null()) return fallback;
+  return whole_number<T>(j.at(key), std::string("campaign field '") + key + "'");
+}
+
+std::vector<unsigned> thread_points(const Json& j) {
+  if (!j.contains("threads") || j.at("threads").is_null()) return {1};
+  if (!j.at("threads").is_array()) throw CampaignError("campaign field 'threads' is not a list");
+  std::vector<unsigned> threads;
+  for (const Json& t : j.at("threads"))
+    threads.push_back(whole_number<unsigned>(t, "a thread point"));
+  return threads;
 }
 
 }  // namespace
@@ -104,21 +139,21 @@ CampaignSpec campaign_from_json(const Json& j) {
   CampaignSpec spec;
   spec.name = get_or<std::string>(j, "name", "custom");
   spec.workloads = get_or<std::vector<std::string>>(j, "workloads", {});
-  spec.threads = get_or<std::vector<unsigned>>(j, "threads", {1});
+  spec.threads = thread_points(j);
   spec.allocators = get_or<std::vector<std::string>>(j, "allocators", {});
   spec.user_allocators = get_or<std::vector<std::string>>(j, "user_allocators", {});
-  spec.blocks = get_or<unsigned>(j, "blocks", spec.blocks);
+  spec.blocks = whole_or<unsigned>(j, "blocks", spec.blocks);
   if (j.contains("seed") && !j.at("seed").is_null())
-    spec.seed = get_or<std::uint64_t>(j, "seed", 0);
+    spec.seed = whole_or<std::uint64_t>(j, "seed", 0);
   spec.baseline = get_or<std::string>(j, "baseline", "");
   const auto target = get_or<std::vector<double>>(
       j, "target_seconds", {spec.target_min_seconds, spec.target_max_seconds});
   if (target.size() != 2) throw CampaignError("target_seconds must be [min, max]");
   spec.target_min_seconds = target[0];
   spec.target_max_seconds = target[1];
-  spec.fixed_ops = get_or<std::uint64_t>(j, "ops", 0);
+  spec.fixed_ops = whole_or<std::uint64_t>(j, "ops", 0);
   spec.calibration_start_ops =
-      get_or<std::uint64_t>(j, "calibration_start_ops", spec.calibration_start_ops);
+      whole_or<std::uint64_t>(j, "calibration_start_ops", spec.calibration_start_ops);
   spec.timeout_seconds = get_or<double>(j, "timeout_seconds", spec.timeout_seconds);
   spec.verify = get_or<bool>(j, "verify", false);
   spec.memory = get_or<bool>(j, "memory", spec.memory);
@@ -140,6 +175,10 @@ CampaignSpec load_campaign(const std::string& name_or_path) {
   }
   std::stringstream text;
   text << in.rdbuf();
+  if (base::json_nesting_depth(text.str()) > base::kMaxJsonNesting) {
+    throw CampaignError("campaign file " + name_or_path + " is nested deeper than " +
+                        std::to_string(base::kMaxJsonNesting) + " levels");
+  }
   Json j;
   try {
     j = Json::parse(text.str());

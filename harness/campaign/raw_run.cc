@@ -8,6 +8,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "base/json_depth.h"
+
 namespace heapscope::harness {
 
 std::string sample_id(const std::string& workload, unsigned threads, std::uint64_t block,
@@ -20,6 +22,10 @@ Json load_json_file(const std::string& path) {
   if (!in) throw RawRunError(path + ": cannot open: " + std::strerror(errno));
   std::stringstream text;
   text << in.rdbuf();
+  if (base::json_nesting_depth(text.str()) > base::kMaxJsonNesting) {
+    throw RawRunError(path + ": nested deeper than " + std::to_string(base::kMaxJsonNesting) +
+                      " levels");
+  }
   try {
     return Json::parse(text.str());
   } catch (const nlohmann::json::exception& e) {
@@ -49,6 +55,13 @@ Json load_raw_run(const std::string& path) {
     if (!j.contains(key)) fail(std::string("missing field \"") + key + "\"");
   }
   if (!j["samples"].is_array()) fail("\"samples\" is not an array");
+  if (!j["calibration"].is_array()) fail("\"calibration\" is not an array");
+  for (const Json& c : j["calibration"]) {
+    if (!c.is_object() || !c.contains("workload") || !c["workload"].is_string() ||
+        !c.contains("threads") || !c["threads"].is_number_unsigned()) {
+      fail("a calibration entry lacks a string \"workload\" or an unsigned \"threads\"");
+    }
+  }
   if (!j["seed"].is_number_unsigned()) fail("\"seed\" is not an unsigned integer");
   size_t index = 0;
   for (const Json& s : j["samples"]) {
@@ -57,6 +70,15 @@ Json load_raw_run(const std::string& path) {
     for (const char* key :
          {"id", "workload", "threads", "block", "allocator", "argv", "env", "status"}) {
       if (!s.contains(key)) fail(where + " has no \"" + key + "\"");
+    }
+    // Typed here so no reader converts a float of 1e300 to an integer (undefined behaviour).
+    for (const char* key : {"id", "workload", "allocator", "status"}) {
+      if (!s[key].is_string()) fail(where + " has a \"" + key + "\" that is not a string");
+    }
+    for (const char* key : {"threads", "block"}) {
+      if (!s[key].is_number_unsigned()) {
+        fail(where + " has a \"" + key + "\" that is not an unsigned integer");
+      }
     }
     if (s["status"] == "ok" && !s.contains("measurement"))
       fail(where + " is ok but has no measurement");

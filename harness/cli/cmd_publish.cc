@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "base/json_depth.h"
 #include "base/sha256.h"
 #include "harness/cli/commands.h"
 #include "harness/report/report.h"
@@ -29,6 +30,10 @@ site::RunInput load_run(const std::string& path, const std::string& baseline) {
   site::RunInput in;
   in.path = path;
   in.text = site::read_file(path);
+  if (base::json_nesting_depth(in.text) > base::kMaxJsonNesting) {
+    throw site::SiteError(path + ": nested deeper than " + std::to_string(base::kMaxJsonNesting) +
+                          " levels");
+  }
   nlohmann::json plain;
   try {
     plain = nlohmann::json::parse(in.text);

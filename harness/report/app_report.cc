@@ -46,20 +46,20 @@ bool is_app_run(const Json& raw) { return raw.is_object() && raw.contains("appli
 
 Json summarize_app_run(const Json& raw, const std::string& baseline_override) {
   const std::string baseline = summary_baseline(raw, baseline_override);
-  const auto seed = raw["seed"].get<std::uint64_t>();
-  const std::string workload = raw["campaign"].value("name", std::string("app"));
+  const auto seed = raw.at("seed").get<std::uint64_t>();
+  const std::string workload = raw.at("campaign").value("name", std::string("app"));
 
   std::map<std::string, std::vector<AppPoint>> ok;
   std::map<std::string, std::size_t> failed;
   std::map<std::string, std::size_t> differs;
   Json failures = Json::array();
   bool baseline_seen = false;
-  for (const Json& s : raw["samples"]) {
-    const auto alloc = s["allocator"].get<std::string>();
+  for (const Json& s : raw.at("samples")) {
+    const auto alloc = s.at("allocator").get<std::string>();
     baseline_seen |= alloc == baseline;
-    if (s["status"] == "ok") {
-      const Json& m = s["measurement"];
-      ok[alloc].push_back({s["block"].get<std::uint64_t>(), m.value("wall_seconds", kMissing),
+    if (s.at("status") == "ok") {
+      const Json& m = s.at("measurement");
+      ok[alloc].push_back({s.at("block").get<std::uint64_t>(), m.value("wall_seconds", kMissing),
                            m.value("user_seconds", kMissing), m.value("system_seconds", kMissing),
                            m.value("peak_rss_tree_bytes", kMissing),
                            m.value("peak_rss_bytes", kMissing)});
@@ -104,7 +104,7 @@ Json summarize_app_run(const Json& raw, const std::string& baseline_override) {
     rows.push_back(row);
   }
 
-  const Json& app = raw["application"];
+  const Json& app = raw.at("application");
   const Json probe = app.value("probe", Json::object());
   Json summary = summary_envelope(
       raw, workload, seed, baseline,
@@ -117,7 +117,7 @@ Json summarize_app_run(const Json& raw, const std::string& baseline_override) {
                             {"cwd", app.value("cwd", "")},
                             {"stdin", app.value("stdin", "")},
                             {"same_output", app.value("same_output", false)},
-                            {"blocks", raw["campaign"].value("blocks", 0)},
+                            {"blocks", raw.at("campaign").value("blocks", 0)},
                             {"blocked", probe.value("blocked", false)},
                             {"problems", probe.value("problems", Json::array())},
                             {"notes", probe.value("notes", Json::array())}};
@@ -132,20 +132,20 @@ Json summarize_app_run(const Json& raw, const std::string& baseline_override) {
 }
 
 void print_app_report(std::ostream& out, const Json& summary) {
-  const std::string base = summary["baseline"].get<std::string>();
-  const Json& app = summary["application"];
+  const std::string base = summary.at("baseline").get<std::string>();
+  const Json& app = summary.at("application");
   std::string command;
-  for (const Json& a : app["argv"]) {
+  for (const Json& a : app.at("argv")) {
     if (!command.empty()) command += ' ';
     command += a.get<std::string>();
   }
-  out << summary["campaign"].get<std::string>() << ": " << command << "\n";
-  if (app.value("blocked", false) && summary["samples"]["total"] == 0) {
+  out << summary.at("campaign").get<std::string>() << ": " << command << "\n";
+  if (app.value("blocked", false) && summary.at("samples").at("total") == 0) {
     out << "no allocator comparison: the preload probe found it meaningless\n";
-    for (const Json& p : app["problems"]) out << "PROBLEM: " << p.get<std::string>() << "\n";
+    for (const Json& p : app.at("problems")) out << "PROBLEM: " << p.get<std::string>() << "\n";
     return;
   }
-  out << app["blocks"] << " blocks, seed " << hex64(summary["seed"].get<std::uint64_t>())
+  out << app.at("blocks") << " blocks, seed " << hex64(summary.at("seed").get<std::uint64_t>())
       << ", baseline " << base
       << (app.value("same_output", false) ? ", stdout compared across all samples" : "") << "\n"
       << "medians (IQR); RSS = peak of the whole process tree. speed = " << base
@@ -158,31 +158,32 @@ void print_app_report(std::ostream& out, const Json& summary) {
                 "wall s (IQR)", "user s", "sys s", "RSS MiB (IQR)", speed_head.c_str(),
                 mem_head.c_str());
   out << line;
-  for (const Json& cell : summary["cells"]) {
-    for (const Json& row : cell["allocators"]) {
-      const Json& wall = row["wall_seconds"];
-      const Json& rss = row["peak_rss_tree_bytes"];
+  for (const Json& cell : summary.at("cells")) {
+    for (const Json& row : cell.at("allocators")) {
+      const Json& wall = row.at("wall_seconds");
+      const Json& rss = row.at("peak_rss_tree_bytes");
       const std::string wall_text =
-          fixed_number(wall["median"], 4) + " (" + fixed_number(wall["iqr"], 4) + ")";
-      const std::string rss_text = fixed_number(rss["median"], 1, 1.0 / 1048576) + " (" +
-                                   fixed_number(rss["iqr"], 1, 1.0 / 1048576) + ")";
+          fixed_number(wall.at("median"), 4) + " (" + fixed_number(wall.at("iqr"), 4) + ")";
+      const std::string rss_text = fixed_number(rss.at("median"), 1, 1.0 / 1048576) + " (" +
+                                   fixed_number(rss.at("iqr"), 1, 1.0 / 1048576) + ")";
       std::snprintf(line, sizeof line, "%-14s %5s %-18s %-9s %-9s %-16s %-28s %s\n",
-                    row["allocator"].get<std::string>().c_str(), sample_count_text(row).c_str(),
-                    wall_text.c_str(), fixed_number(row["user_seconds"]["median"], 4).c_str(),
-                    fixed_number(row["system_seconds"]["median"], 4).c_str(), rss_text.c_str(),
-                    effect_text(row["effect_vs_baseline"]).c_str(),
-                    effect_text(row["rss_effect_vs_baseline"]).c_str());
+                    row.at("allocator").get<std::string>().c_str(), sample_count_text(row).c_str(),
+                    wall_text.c_str(), fixed_number(row.at("user_seconds").at("median"), 4).c_str(),
+                    fixed_number(row.at("system_seconds").at("median"), 4).c_str(),
+                    rss_text.c_str(), effect_text(row.at("effect_vs_baseline")).c_str(),
+                    effect_text(row.at("rss_effect_vs_baseline")).c_str());
       out << line;
-      if (row["output_differs"].get<std::size_t>() > 0) {
-        out << "  !! " << row["allocator"].get<std::string>() << ": stdout differed in "
-            << row["output_differs"] << " sample(s): those are failures, not averaged\n";
+      if (row.at("output_differs").get<std::size_t>() > 0) {
+        out << "  !! " << row.at("allocator").get<std::string>() << ": stdout differed in "
+            << row.at("output_differs") << " sample(s): those are failures, not averaged\n";
       }
     }
   }
-  out << "n+kF = k failed samples (not in the statistics). samples: " << summary["samples"]["ok"]
-      << " ok, " << summary["samples"]["failed"] << " failed\n";
-  for (const Json& p : app["problems"]) out << "PROBLEM: " << p.get<std::string>() << "\n";
-  for (const Json& n : app["notes"]) out << "note: " << n.get<std::string>() << "\n";
+  out << "n+kF = k failed samples (not in the statistics). samples: "
+      << summary.at("samples").at("ok") << " ok, " << summary.at("samples").at("failed")
+      << " failed\n";
+  for (const Json& p : app.at("problems")) out << "PROBLEM: " << p.get<std::string>() << "\n";
+  for (const Json& n : app.at("notes")) out << "note: " << n.get<std::string>() << "\n";
   print_unavailable_and_failed(out, summary);
 }
 

@@ -27,6 +27,7 @@ namespace heapscope::harness {
 // RawRunError when the baseline is not in the run.
 Json summarize_raw_run(const Json& raw, const std::string& baseline);
 
+// Throws RawRunError when the summary lacks a field it prints or has it mistyped.
 void print_report(std::ostream& out, const Json& summary);
 
 }  // namespace heapscope::harness

@@ -7,9 +7,11 @@
 // To accept an intended change, regenerate the golden files and review their diff:
 //   HEAPSCOPE_UPDATE_GOLDEN=1 ctest --test-dir build/release -R 'harness.ReportGolden'
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -118,6 +120,83 @@ TEST(ReportGolden, AppReport) {
 TEST(ReportGolden, DiffNamesTheChangedLine) {
   const std::string diff = line_diff("a\nb 1.00\nc\n", "a\nb 1.01\nc\n");
   EXPECT_EQ(diff, "line 2:\n  -b 1.00\n  +b 1.01\n");
+}
+
+// The deep-nesting check of fuzz/harness_reader_fuzz: a document nested 100000 deep parses
+// (nlohmann's parser does not recurse) but every copy and comparison of it recurses per level and
+// overflows the stack, so the reader refuses it up front with its own error.
+TEST(RawRunReader, RefusesDeepNesting) {
+  const std::string path = (std::filesystem::temp_directory_path() /
+                            ("hs-deep-raw-" + std::to_string(getpid()) + ".json"))
+                               .string();
+  std::ofstream(path) << std::string(100000, '[') << std::string(100000, ']');
+  try {
+    load_raw_run(path);
+    ADD_FAILURE() << "a 100000-deep document was accepted";
+  } catch (const RawRunError& e) {
+    EXPECT_NE(std::string(e.what()).find("nested deeper than 256 levels"), std::string::npos)
+        << e.what();
+  }
+  std::filesystem::remove(path);
+}
+
+// Crashed fuzz/harness_reader_fuzz (hand-made inputs): a raw run that passes load_raw_run but whose
+// measurement or memory record is mistyped or incomplete ended in an uncaught nlohmann::type_error,
+// or read past a missing key (ASan: heap-use-after-free inside nlohmann); now RawRunError.
+TEST(RawRunReader, MistypedFieldsEndInRawRunError) {
+  const Json good = load_raw_run(kTestdata + "/campaign.raw.json");
+  auto expect_refused = [](const Json& raw, const char* what) {
+    try {
+      summarize_raw_run(raw, "");
+      ADD_FAILURE() << what << ": summarized";
+    } catch (const RawRunError& e) {
+      EXPECT_NE(std::string(e.what()).find("cannot be summarized"), std::string::npos) << e.what();
+    }
+  };
+  Json raw = good;
+  raw["samples"][0]["measurement"] = 5;
+  expect_refused(raw, "a number for a measurement");
+  raw = good;
+  raw["samples"][0]["measurement"] = Json::object();
+  expect_refused(raw, "a measurement without ops_per_sec");
+  raw = good;
+  raw["samples"][0]["memory"] = {{"complete", true}};
+  expect_refused(raw, "a complete memory record without its fields");
+
+  // Fields every reader relies on are typed by load_raw_run itself (a float of 1e300 for an
+  // integer would be undefined behaviour to convert).
+  const std::string path = (std::filesystem::temp_directory_path() /
+                            ("hs-mistyped-raw-" + std::to_string(getpid()) + ".json"))
+                               .string();
+  for (const Json& threads : {Json(1e300), Json("2"), Json(-1)}) {
+    raw = good;
+    raw["samples"][0]["threads"] = threads;
+    std::ofstream(path) << raw.dump();
+    EXPECT_THROW(load_raw_run(path), RawRunError) << threads.dump();
+  }
+  raw = good;
+  raw["calibration"] = {{{"workload", "tiny-hot"}, {"threads", 1e300}}};
+  std::ofstream(path) << raw.dump();
+  EXPECT_THROW(load_raw_run(path), RawRunError);
+  std::filesystem::remove(path);
+}
+
+// Found by fuzz/harness_reader_fuzz (30-minute run; ASan heap-use-after-free and
+// heap-buffer-overflow): application summaries the summary schema accepts, with a row whose
+// "user_seconds" lacks its median or that lacks "wall_seconds"; printing read past the missing
+// key. Now RawRunError.
+TEST(RawRunReader, PrintingAnIncompleteSummaryIsAnError) {
+  const Json app = Json::parse(std::ifstream(kTestdata + "/app.summary.json"));
+  Json summary = app;
+  summary["cells"][0]["allocators"][1]["user_seconds"].erase("median");
+  std::ostringstream out;
+  EXPECT_THROW(print_report(out, summary), RawRunError);
+  summary = app;
+  summary["cells"][0]["allocators"][0].erase("wall_seconds");
+  EXPECT_THROW(print_report(out, summary), RawRunError);
+  summary = Json::parse(std::ifstream(kTestdata + "/campaign.summary.json"));
+  summary["cells"][0]["allocators"][0].erase("ops_per_sec");
+  EXPECT_THROW(print_report(out, summary), RawRunError);
 }
 
 }  // namespace

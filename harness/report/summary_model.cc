@@ -15,14 +15,14 @@ std::string summary_baseline(const Json& raw, const std::string& baseline_overri
 }
 
 void require_baseline_samples(const Json& raw, const std::string& baseline, bool seen) {
-  if (!seen && !raw["samples"].empty()) {
+  if (!seen && !raw.at("samples").empty()) {
     throw RawRunError("baseline '" + baseline + "' has no samples in this run");
   }
 }
 
 Json failure_entry(const Json& sample) {
-  const Json& f = sample.contains("failure") ? sample["failure"] : Json::object();
-  return {{"id", sample["id"]},
+  const Json& f = sample.contains("failure") ? sample.at("failure") : Json::object();
+  return {{"id", sample.at("id")},
           {"kind", f.value("kind", "unknown")},
           {"reason", f.value("reason", "")}};
 }
@@ -95,13 +95,13 @@ Json summary_envelope(const Json& raw, const std::string& campaign, std::uint64_
   summary["resamples"] = 10000;
   summary["confidence"] = 0.95;
   summary["complete"] = raw.value("complete", false);
-  summary["hosts"] = raw.contains("hosts") ? raw["hosts"] : Json::array();
+  summary["hosts"] = raw.contains("hosts") ? raw.at("hosts") : Json::array();
   return summary;
 }
 
 Json unavailable_allocators_json(const Json& raw) {
   Json unavailable = Json::array();
-  for (const Json& a : raw["allocators"]) {
+  for (const Json& a : raw.at("allocators")) {
     if (!a.value("available", false)) {
       unavailable.push_back({{"id", a.value("id", "")}, {"reason", a.value("reason", "")}});
     }
@@ -110,8 +110,8 @@ Json unavailable_allocators_json(const Json& raw) {
 }
 
 void finish_summary(Json& summary, const Json& raw, Json cells, Json failures) {
-  summary["samples"] = {{"total", raw["samples"].size()},
-                        {"ok", raw["samples"].size() - failures.size()},
+  summary["samples"] = {{"total", raw.at("samples").size()},
+                        {"ok", raw.at("samples").size() - failures.size()},
                         {"failed", failures.size()}};
   summary["cells"] = std::move(cells);
   summary["failures"] = std::move(failures);
@@ -127,30 +127,30 @@ std::string fixed_number(const Json& v, int digits, double scale) {
 
 std::string effect_text(const Json& e) {
   if (e.is_null()) return "(baseline)";
-  std::string s = fixed_number(e["effect"], 3);
+  std::string s = fixed_number(e.at("effect"), 3);
   if (e.value("ci_valid", false)) {
-    s += " [" + fixed_number(e["ci_low"], 3) + ", " + fixed_number(e["ci_high"], 3) + "]";
-    if (e["ci_low"].get<double>() > 1 || e["ci_high"].get<double>() < 1) s += " *";
+    s += " [" + fixed_number(e.at("ci_low"), 3) + ", " + fixed_number(e.at("ci_high"), 3) + "]";
+    if (e.at("ci_low").get<double>() > 1 || e.at("ci_high").get<double>() < 1) s += " *";
   }
   return s;
 }
 
 std::string sample_count_text(const Json& row) {
-  std::string n = std::to_string(row["n"].get<std::size_t>());
-  if (row["failed"].get<std::size_t>() > 0) {
-    n += '+' + std::to_string(row["failed"].get<std::size_t>()) + 'F';
+  std::string n = std::to_string(row.at("n").get<std::size_t>());
+  if (row.at("failed").get<std::size_t>() > 0) {
+    n += '+' + std::to_string(row.at("failed").get<std::size_t>()) + 'F';
   }
   return n;
 }
 
 void print_unavailable_and_failed(std::ostream& out, const Json& summary) {
-  for (const Json& u : summary["unavailable_allocators"]) {
-    out << "unavailable: " << u["id"].get<std::string>() << ": " << u["reason"].get<std::string>()
-        << "\n";
+  for (const Json& u : summary.at("unavailable_allocators")) {
+    out << "unavailable: " << u.at("id").get<std::string>() << ": "
+        << u.at("reason").get<std::string>() << "\n";
   }
-  for (const Json& f : summary["failures"]) {
-    out << "failed: " << f["id"].get<std::string>() << ": " << f["kind"].get<std::string>() << ": "
-        << f["reason"].get<std::string>() << "\n";
+  for (const Json& f : summary.at("failures")) {
+    out << "failed: " << f.at("id").get<std::string>() << ": " << f.at("kind").get<std::string>()
+        << ": " << f.at("reason").get<std::string>() << "\n";
   }
 }
 

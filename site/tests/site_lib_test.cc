@@ -13,6 +13,7 @@
 #include "site/envelope.h"
 #include "site/history.h"
 #include "site/html.h"
+#include "site/manifest.h"
 #include "site/schema_validation.h"
 #include "site/site_files.h"
 #include "site/site_verify.h"
@@ -321,6 +322,32 @@ TEST(Pages, ApplicationRunsGetAnApplicationSection) {
   EXPECT_NE(index.find("1.250 [1.100, 1.400]"), std::string::npos);
   EXPECT_NE(index.find("/usr/bin/fixture-app"), std::string::npos);
   EXPECT_EQ(index.find("Throughput relative"), std::string::npos);  // not a throughput run
+}
+
+// The deep-nesting check of fuzz/harness_reader_fuzz: schema validation copies the document
+// recursively, so a 100000-deep manifest or history line overflowed the stack; now each is refused
+// by name.
+TEST(Verify, RefusesDeeplyNestedJson) {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("hs-site-deep-" + std::to_string(getpid()));
+  std::filesystem::remove_all(dir);
+  const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+  write_file(dir / kManifestFile, deep);
+  write_file(dir / kDigestFile, digest_line(base::sha256_hex(deep)));
+  const VerifyResult r = verify_site(dir);
+  EXPECT_FALSE(r.ok);
+  EXPECT_NE(r.problem.find("manifest.json: nested deeper than 256 levels"), std::string::npos)
+      << r.problem;
+
+  const std::string history = (dir / "history.jsonl").string();
+  write_file(history, deep + "\n");
+  try {
+    load_history(history);
+    ADD_FAILURE() << "a 100000-deep history line was accepted";
+  } catch (const SiteError& e) {
+    EXPECT_NE(std::string(e.what()).find(":1: nested deeper"), std::string::npos) << e.what();
+  }
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

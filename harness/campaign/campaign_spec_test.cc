@@ -1,0 +1,77 @@
+// Campaign files from users: every malformed one ends in a CampaignError naming the problem.
+#include "harness/campaign/campaign_spec.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+namespace heapscope::harness {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+// The message of the CampaignError `load` throws, or "" (a test failure) when it throws none.
+template <class Load>
+std::string refusal(Load load) {
+  try {
+    load();
+  } catch (const CampaignError& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "accepted";
+  return "";
+}
+
+Json minimal() { return Json{{"workloads", {"tiny-hot"}}}; }
+
+TEST(CampaignSpec, ReadsWholeNumbers) {
+  Json j = minimal();
+  j["blocks"] = 7;
+  j["threads"] = {1, 4};
+  j["seed"] = 18446744073709551615u;
+  j["ops"] = 1000;
+  const CampaignSpec spec = campaign_from_json(j);
+  EXPECT_EQ(spec.blocks, 7u);
+  EXPECT_EQ(spec.threads, (std::vector<unsigned>{1, 4}));
+  EXPECT_EQ(*spec.seed, 18446744073709551615u);
+  EXPECT_EQ(spec.fixed_ops, 1000u);
+}
+
+// Seen while writing fuzz/harness_reader_fuzz: get<unsigned>() of 1e300 is undefined behaviour
+// (UBSan: "outside the range of representable values"), and -1 silently became 4294967295 blocks.
+TEST(CampaignSpec, RefusesNumbersThatDoNotFit) {
+  for (const char* key : {"blocks", "seed", "ops", "calibration_start_ops"}) {
+    for (const Json& bad : {Json(1e300), Json(-1), Json(2.5), Json("3")}) {
+      Json j = minimal();
+      j[key] = bad;
+      const std::string why = refusal([&] { campaign_from_json(j); });
+      EXPECT_NE(why.find(key), std::string::npos) << key << " = " << bad.dump() << ": " << why;
+    }
+  }
+  Json j = minimal();
+  j["blocks"] = 4294967296u;  // one past unsigned
+  EXPECT_NE(refusal([&] { campaign_from_json(j); }).find("from 0 to 4294967295"),
+            std::string::npos);
+  j = minimal();
+  j["threads"] = {1, 1e300};
+  EXPECT_NE(refusal([&] { campaign_from_json(j); }).find("thread point"), std::string::npos);
+  j["threads"] = 2;
+  EXPECT_NE(refusal([&] { campaign_from_json(j); }).find("not a list"), std::string::npos);
+}
+
+TEST(CampaignSpec, RefusesDeeplyNestedFiles) {
+  const std::string path = (std::filesystem::temp_directory_path() /
+                            ("hs-deep-campaign-" + std::to_string(getpid()) + ".json"))
+                               .string();
+  std::ofstream(path) << "{\"workloads\": " << std::string(100000, '[') << std::string(100000, ']')
+                      << "}";
+  EXPECT_NE(refusal([&] { load_campaign(path); }).find("nested deeper than 256 levels"),
+            std::string::npos);
+  std::filesystem::remove(path);
+}
+
+}  // namespace
+}  // namespace heapscope::harness

@@ -128,6 +128,11 @@ bool slow_visitor(void*, size_t, void*) {
 
 TEST(MemoryEventsConcurrency, ForkWhileAVisitorHoldsAShardLeavesTheChildUsable) {
   if (!kEventsOn) GTEST_SKIP() << "memory events compiled out";
+#if defined(__SANITIZE_THREAD__)
+  // The child sees the parent's visitor thread as never joined, and TSan's exit check then
+  // reports a thread leak and changes the child's exit status (ASan and Release run it).
+  GTEST_SKIP() << "TSan reports the parent's threads as leaked when a fork child exits";
+#endif
   hs_memory_events_set_enabled(true);
   std::vector<void*> blocks;
   for (int i = 0; i < 256; i++) blocks.push_back(hs_malloc(64));  // some shard holds one

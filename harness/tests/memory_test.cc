@@ -111,12 +111,13 @@ TEST(Memory, LeakyShimKeepsItsPeakWhileGlibcReturnsMemory) {
 }
 
 // Through hsbench run and report: glibc twice under two names, entering the child the same way
-// (both preloaded: the built-in `glibc` row is not preloaded, which is a real difference of
-// ~1% peak), shows no material peak effect; the footprint shim (64 MiB more) is flagged; the
-// summary carries every memory field. A true A/A still excludes 1.0 in ~5% of runs, so the
-// control asserts equivalence, not that the CI contains 1.0: the whole CI within 10% of 1.0
-// (a transient peak is sampled every 2 ms, so on a loaded machine the sampler misses part of
-// it; an A/A CI read [0.934, 1.068] there, the shim reads ~0.19).
+// (both preloaded: the built-in `glibc` row is not), shows no material peak effect; the
+// footprint shim (64 MiB more) is flagged; the summary carries every memory field. A true A/A
+// still excludes 1.0 in ~5% of runs, so the control asserts equivalence, not that the CI
+// contains 1.0. It does so on long-lived, whose peak is a steady live set (its A/A reads
+// [1.000, 1.000]); on large-buffers the peak is transient, a 2 ms sampler misses part of it,
+// and 7 blocks give a coarse interval (an A/A read [0.899, 1.015] there), so only its median
+// effect is held to 10%.
 TEST(Memory, AaControlHasNoPeakEffectAndFootprintShimIsFlagged) {
   ScratchDir dir("memory-aa");
   const CommandResult r = hsbench({"run",
@@ -129,7 +130,7 @@ TEST(Memory, AaControlHasNoPeakEffectAndFootprintShimIsFlagged) {
                                    "--allocator",
                                    std::string("footprint=") + HS_FOOTPRINT_SHIM,
                                    "--workloads",
-                                   "large-buffers",
+                                   "large-buffers,long-lived",
                                    "--threads",
                                    "1",
                                    "--blocks",
@@ -153,11 +154,14 @@ TEST(Memory, AaControlHasNoPeakEffectAndFootprintShimIsFlagged) {
   const auto raw = read_json(dir / "raw.json");
   EXPECT_EQ(raw["schema_version"], 3);
   const auto summary = read_json(dir / "s.json");
-  const auto aa = summary_row(summary, "large-buffers", 1, "glibc-aa")["memory"];
+  const auto aa = summary_row(summary, "long-lived", 1, "glibc-aa")["memory"];
   const auto& aa_effect = aa["peak_effect_vs_baseline"];
   ASSERT_TRUE(aa_effect["ci_valid"].get<bool>()) << aa.dump();
-  EXPECT_GE(aa_effect["ci_low"].get<double>(), 0.90) << aa_effect.dump();
-  EXPECT_LE(aa_effect["ci_high"].get<double>(), 1.11) << aa_effect.dump();
+  EXPECT_GE(aa_effect["ci_low"].get<double>(), 0.97) << aa_effect.dump();
+  EXPECT_LE(aa_effect["ci_high"].get<double>(), 1.03) << aa_effect.dump();
+  const auto aa_transient = summary_row(summary, "large-buffers", 1, "glibc-aa")["memory"];
+  EXPECT_NEAR(aa_transient["peak_effect_vs_baseline"]["effect"].get<double>(), 1.0, 0.10)
+      << aa_transient.dump();
   const auto fp = summary_row(summary, "large-buffers", 1, "footprint")["memory"];
   EXPECT_LT(fp["peak_effect_vs_baseline"]["ci_high"].get<double>(), 1.0) << fp.dump();
   EXPECT_GT(fp["fragmentation"]["median"].get<double>(), 1.0) << fp.dump();

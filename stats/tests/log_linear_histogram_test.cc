@@ -20,13 +20,15 @@ using Histogram = hs::LogLinearHistogram;
 namespace {
 std::atomic<std::uint64_t> g_news{0};
 }  // namespace
-void* operator new(std::size_t n) {
+// Not inlined: GCC (ASan at -O1 too) would otherwise see these frees paired with the
+// operator new of the same file at inlined call sites and warn of a mismatched new/delete.
+__attribute__((noinline)) void* operator new(std::size_t n) {
   g_news.fetch_add(1, std::memory_order_relaxed);
   if (void* p = std::malloc(n == 0 ? 1 : n)) return p;
   throw std::bad_alloc();
 }
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+__attribute__((noinline)) void operator delete(void* p) noexcept { std::free(p); }
+__attribute__((noinline)) void operator delete(void* p, std::size_t) noexcept { std::free(p); }
 
 namespace {
 

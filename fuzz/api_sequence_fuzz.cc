@@ -10,6 +10,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "fuzz_input.h"
+
 namespace {
 
 constexpr size_t kSlots = 64;
@@ -20,15 +22,7 @@ struct Live {
   unsigned char fill = 0;
 };
 
-struct Input {
-  const uint8_t* data;
-  size_t left;
-  uint64_t take(size_t bytes) {
-    uint64_t v = 0;
-    for (size_t i = 0; i < bytes && left > 0; ++i, --left) v = (v << 8) | *data++;
-    return v;
-  }
-};
+using Input = heapscope::fuzz::FuzzInput;
 
 // Both ends in full and every 61st byte between: catches overlap and bad copies without
 // making multi-megabyte blocks dominate the run time.

@@ -10,6 +10,8 @@
 #include <cstdint>
 #include <cstdlib>
 
+#include "fuzz_input.h"
+
 namespace {
 
 constexpr size_t kSlots = 48;
@@ -21,15 +23,7 @@ struct Slot {
   bool in_heap = false;  // allocated from the live first-class heap
 };
 
-struct Input {
-  const uint8_t* data;
-  size_t left;
-  uint64_t take(size_t bytes) {
-    uint64_t v = 0;
-    for (size_t i = 0; i < bytes && left > 0; ++i, --left) v = (v << 8) | *data++;
-    return v;
-  }
-};
+using Input = heapscope::fuzz::FuzzInput;
 
 struct Model {
   Slot slots[kSlots];

@@ -10,6 +10,7 @@
 #include <sched.h>
 #include <time.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -171,10 +172,14 @@ void send(WorkerState& s, const Op op) {
 // A worker far enough ahead of its schedule sleeps instead of spinning: a spinning worker
 // is a CPU hog the scheduler preempts for whole time slices on a shared machine (and, with
 // more workers than cores, it steals the CPU its peers need), and every such gap would be
-// measured as latency. It wakes early by a margin (timer slack is 1 ns in latency runs, see
-// runner.cc) and spins the rest, so ops still start on time.
-constexpr std::int64_t kSleepWhenAheadNs = 15'000;
-constexpr std::int64_t kWakeEarlyNs = 8'000;
+// measured as latency. It must wake before the op is due, or the scheduler's wake-up delay
+// (tens of microseconds on a virtual machine, even with the 1 ns timer slack of latency runs,
+// see runner.cc) would be charged to every op as allocator latency. So it asks to be woken
+// early by a margin learned from its own wake-ups (twice their running mean, within bounds),
+// and spins the rest; it sleeps only when the op is due later than that margin plus a minimum.
+constexpr std::int64_t kMinSleepNs = 10'000;
+constexpr std::int64_t kMinWakeMarginNs = 5'000;
+constexpr std::int64_t kMaxWakeMarginNs = 2'000'000;
 
 void sleep_until(std::int64_t when_ns) {
   const timespec at{static_cast<time_t>(when_ns / 1'000'000'000),
@@ -194,9 +199,12 @@ inline std::int64_t wait_for_intended_start(LatencyRecorder& r) {
       r.origin_ns + static_cast<std::int64_t>(static_cast<double>(r.issued) * r.interval_ns);
   if (r.last_done_ns < due) {
     std::int64_t now = monotonic_ns();
-    if (due - now > kSleepWhenAheadNs) {
-      sleep_until(due - kWakeEarlyNs);
+    if (due - now > r.wake_margin_ns + kMinSleepNs) {
+      const std::int64_t wake_at = due - r.wake_margin_ns;
+      sleep_until(wake_at);
       now = monotonic_ns();
+      r.mean_wake_delay_ns += (now - wake_at - r.mean_wake_delay_ns) / 8;
+      r.wake_margin_ns = std::clamp(2 * r.mean_wake_delay_ns, kMinWakeMarginNs, kMaxWakeMarginNs);
     }
     while (now < due) {
       cpu_relax();

@@ -29,6 +29,10 @@ struct LatencyRecorder {
   double interval_ns = 0;  // 0: unthrottled, each op due when the previous completed (closed loop)
   std::uint64_t issued = 0;  // ops scheduled so far
   std::int64_t last_done_ns = 0;
+  // How early a sleeping worker asks to be woken: twice the running mean of how late the
+  // scheduler has woken it so far (see wait_for_intended_start).
+  std::int64_t wake_margin_ns = 50'000;
+  std::int64_t mean_wake_delay_ns = 25'000;
   stats::LogLinearHistogram histogram;
 };
 

@@ -47,22 +47,20 @@ fn main() {
         src.display()
     );
 
-    // cc names an object after its source's file name, and engine/src holds files of one name
-    // in different folders: each source is compiled through a one-line wrapper named after its
-    // path below engine/src (the quoted includes still resolve next to the real file).
+    // One translation unit that includes every source: cc compiles its files one after another
+    // (its parallel mode needs the jobserver crate, which Debian does not package), and the
+    // engine's 47 files then took most of a `cargo build`; as one unit they compile in about a
+    // fifth of the time. So the engine's file-local names must stay distinct across files (a
+    // clash fails this build, which CI runs as rust.cargo_test); the quoted includes still
+    // resolve next to each real file.
     let out_dir = PathBuf::from(env::var("OUT_DIR").expect("OUT_DIR"));
-    let wrapper_dir = out_dir.join("engine-units");
-    fs::create_dir_all(&wrapper_dir).expect("creating the wrapper folder");
-    let mut units = Vec::new();
-    for source in &sources {
-        let relative = source.strip_prefix(&src).expect("source below engine/src");
-        let flat = relative.to_string_lossy().replace('/', "__");
-        let unit = wrapper_dir.join(flat);
-        let text = format!("#include \"{}\"\n", source.display());
-        if fs::read_to_string(&unit).ok().as_deref() != Some(text.as_str()) {
-            fs::write(&unit, text).expect("writing a wrapper unit");
-        }
-        units.push(unit);
+    let unity = out_dir.join("heapscope_engine_unity.cc");
+    let text: String = sources
+        .iter()
+        .map(|source| format!("#include \"{}\"\n", source.display()))
+        .collect();
+    if fs::read_to_string(&unity).ok().as_deref() != Some(text.as_str()) {
+        fs::write(&unity, text).expect("writing the engine's unity unit");
     }
 
     // The `memory-events` feature compiles the hook sites in (cargo sets this variable).
@@ -71,7 +69,7 @@ fn main() {
     let mut build = cc::Build::new();
     build
         .cpp(true)
-        .files(&units)
+        .file(&unity)
         .include(&include)
         .include(&src)
         .include(&root)

@@ -20,7 +20,7 @@ TEST(CampaignScale, PlanRunBlocksWithGnuParallelAndMerge) {
   if (run_command({"parallel", "--version"}).exit_code != 0) GTEST_SKIP() << "no GNU parallel";
   ScratchDir dir("parallel");
   const CommandResult plan =
-      hsbench({"plan", "quick", "--allocators", "glibc,jemalloc", "--ops", "20000", "--seed", "8",
+      hsbench({"plan", "quick", "--allocators", "glibc,jemalloc", "--ops", "4000", "--seed", "8",
                "--blocks", "2", "--out", dir / "jobs"});
   ASSERT_EQ(plan.exit_code, 0) << plan.err;
   EXPECT_EQ(std::count(plan.out.begin(), plan.out.end(), '\n'), 2) << plan.out;
@@ -45,7 +45,7 @@ TEST(CampaignScale, PlanRunBlocksWithGnuParallelAndMerge) {
   // Same form as `hsbench run` writes: same fields, same sample fields.
   const CommandResult run =
       hsbench({"run", "--allocators", "glibc,jemalloc", "--workloads", "tiny-hot", "--threads", "1",
-               "--blocks", "1", "--ops", "20000", "--out", dir / "run.json"});
+               "--blocks", "1", "--ops", "4000", "--out", dir / "run.json"});
   ASSERT_EQ(run.exit_code, 0) << run.err;
   const auto direct = read_json(dir / "run.json");
   for (const auto& [key, _] : direct.items()) EXPECT_TRUE(merged.contains(key)) << key;

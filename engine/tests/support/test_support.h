@@ -42,14 +42,23 @@ inline constexpr bool kTsan = false;
 
 inline constexpr bool kSanitized = kAsan || kTsan;
 
-// Iteration counts: n normally, n/8 (at least 1) under a sanitizer; HS_TEST_SCALE=k multiplies
-// (the `slow` CTest entries run the stress suites with a larger scale).
+// An unoptimized build (the debug preset: -O0, with the engine's expensive invariant checks on
+// every call) runs each op several times slower than Release.
+#ifdef NDEBUG
+inline constexpr bool kUnoptimized = false;
+#else
+inline constexpr bool kUnoptimized = true;
+#endif
+
+// Iteration counts: n normally, n/8 (at least 1) under a sanitizer, n/4 in an unoptimized build;
+// HS_TEST_SCALE=k multiplies (the `slow` CTest entries run the stress suites with a larger
+// scale).
 inline size_t scaled(size_t n) {
   size_t scale = 1;
   if (const char* s = std::getenv("HS_TEST_SCALE"); s != nullptr && std::atoi(s) > 0) {
     scale = static_cast<size_t>(std::atoi(s));
   }
-  size_t v = kSanitized ? n / 8 : n;
+  size_t v = kSanitized ? n / 8 : kUnoptimized ? n / 4 : n;
   return (v == 0 ? 1 : v) * scale;
 }
 

@@ -68,6 +68,8 @@ AppCampaign prepare_app_campaign(AppSpec spec) {
                 << " given with --allocator but not in --allocators: added\n";
     }
     specs = select_allocators(specs, ids);
+  } else {
+    specs = default_allocators(std::move(specs));
   }
   for (const AllocatorSpec& s : specs) {
     c.allocators.push_back(inspect_allocator(s, self_probe()));

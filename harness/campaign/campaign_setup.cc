@@ -79,6 +79,8 @@ ResolvedCampaign resolve_campaign(CampaignSpec spec) {
                 << " given with --allocator but not in --allocators: added to the campaign\n";
     }
     specs = select_allocators(specs, spec.allocators);
+  } else {
+    specs = default_allocators(std::move(specs));
   }
   for (const AllocatorSpec& s : specs) {
     c.allocators.push_back(inspect_allocator(s, self_probe()));

@@ -72,6 +72,23 @@ std::optional<CampaignSpec> builtin_campaign(const std::string& name) {
     spec.return_points_seconds = {0.1};
     return spec;
   }
+  if (name == "tax") {
+    spec.workloads = {"tiny-hot", "general-mix", "cross-thread"};
+    spec.threads = {1, 2};
+    spec.blocks = 11;
+    spec.target_min_seconds = 0.2;
+    spec.target_max_seconds = 0.5;
+    spec.timeout_seconds = 60;
+    spec.return_points_seconds = {0.1};
+    spec.allocators = {"engine-noprof", "engine",        "engine-prof",  "jemalloc",
+                       "jemalloc-prof", "tcmalloc-full", "tcmalloc-prof"};
+    spec.baseline = "engine";
+    spec.pairs = {{"engine", "engine-noprof"},
+                  {"engine-prof", "engine"},
+                  {"jemalloc-prof", "jemalloc"},
+                  {"tcmalloc-prof", "tcmalloc-full"}};
+    return spec;
+  }
   if (name == "headline") {
     spec.workloads.assign(workloads::kWorkloadNames.begin(), workloads::kWorkloadNames.end());
     spec.threads = {1, 2, 4, 8};
@@ -107,7 +124,21 @@ Json campaign_to_json(const CampaignSpec& spec) {
     j["latency_rate"] = spec.latency_rate;
     j["latency_load"] = spec.latency_load;
   }
+  if (!spec.pairs.empty()) {
+    Json pairs = Json::array();
+    for (const ComparisonPair& p : spec.pairs) pairs.push_back({p.candidate, p.reference});
+    j["pairs"] = std::move(pairs);
+  }
   return j;
+}
+
+ComparisonPair parse_pair(const std::string& text) {
+  const auto colon = text.find(':');
+  if (colon == std::string::npos || colon == 0 || colon + 1 == text.size() ||
+      text.find(':', colon + 1) != std::string::npos) {
+    throw CampaignError("a pair is CANDIDATE:REFERENCE (two allocator ids), not '" + text + "'");
+  }
+  return {text.substr(0, colon), text.substr(colon + 1)};
 }
 
 CampaignSpec campaign_from_json(const Json& j) {
@@ -130,6 +161,7 @@ CampaignSpec campaign_from_json(const Json& j) {
                                               "latency",
                                               "latency_rate",
                                               "latency_load",
+                                              "pairs",
                                               "description"};
   for (const auto& item : j.items()) {
     if (!known.contains(item.key())) {
@@ -162,6 +194,16 @@ CampaignSpec campaign_from_json(const Json& j) {
   spec.latency = get_or<bool>(j, "latency", false);
   spec.latency_rate = get_or<double>(j, "latency_rate", spec.latency_rate);
   spec.latency_load = get_or<double>(j, "latency_load", spec.latency_load);
+  if (j.contains("pairs")) {
+    const Json& pairs = j.at("pairs");
+    if (!pairs.is_array()) throw CampaignError("pairs must be an array of [candidate, reference]");
+    for (const Json& p : pairs) {
+      if (!p.is_array() || p.size() != 2 || !p[0].is_string() || !p[1].is_string()) {
+        throw CampaignError("each pair must be [candidate, reference], two allocator ids");
+      }
+      spec.pairs.push_back({p[0].get<std::string>(), p[1].get<std::string>()});
+    }
+  }
   validate_campaign(spec);
   return spec;
 }
@@ -171,7 +213,7 @@ CampaignSpec load_campaign(const std::string& name_or_path) {
   std::ifstream in(name_or_path);
   if (!in) {
     throw CampaignError("campaign '" + name_or_path +
-                        "' is neither a built-in (quick, headline) nor a readable file");
+                        "' is neither a built-in (quick, headline, tax) nor a readable file");
   }
   std::stringstream text;
   text << in.rdbuf();
@@ -215,6 +257,18 @@ void validate_campaign(const CampaignSpec& spec) {
   std::set<std::string> seen;
   for (const auto& w : spec.workloads) {
     if (!seen.insert(w).second) throw CampaignError("workload '" + w + "' is listed twice");
+  }
+  for (std::size_t i = 0; i < spec.pairs.size(); ++i) {
+    const ComparisonPair& p = spec.pairs[i];
+    if (p.candidate.empty() || p.reference.empty() || p.candidate == p.reference) {
+      throw CampaignError("pair '" + p.candidate + ":" + p.reference +
+                          "' needs two different allocator ids");
+    }
+    for (std::size_t k = 0; k < i; ++k) {
+      if (spec.pairs[k] == p) {
+        throw CampaignError("pair '" + p.candidate + ":" + p.reference + "' is listed twice");
+      }
+    }
   }
 }
 

@@ -9,7 +9,7 @@
 //    "target_seconds": [0.1, 0.3], "ops": 0 (= calibrate), "calibration_start_ops": 200000,
 //    "timeout_seconds": 60, "verify": false, "memory": true, "return_points_seconds": [0.1, 1, 5],
 //    "latency": false, "latency_rate": 0 (= latency_load x calibrated capacity), "latency_load":
-//    0.5}
+//    0.5, "pairs": [["engine-prof", "engine"], ...] (only when any)}
 #pragma once
 
 #include <cstdint>
@@ -25,6 +25,15 @@ namespace heapscope::harness {
 class CampaignError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
+};
+
+// A comparison the report makes besides the baseline column (harness/docs/protocol.md#pairs):
+// a candidate against a reference of its own, e.g. the profiler's running cost as
+// engine-prof against engine. Same paired-block statistics as the baseline effects.
+struct ComparisonPair {
+  std::string candidate;
+  std::string reference;
+  bool operator==(const ComparisonPair&) const = default;
 };
 
 struct CampaignSpec {
@@ -53,12 +62,17 @@ struct CampaignSpec {
   bool latency = false;
   double latency_rate = 0;
   double latency_load = 0.5;
+  std::vector<ComparisonPair> pairs;
 };
 
 // "quick": the README's main job (4 workloads, threads 1 and 2, 5 blocks, ~0.2 s samples, one
 // return point at +0.1 s so the job stays short).
 // "headline": every workload, threads 1, 2, 4, 8, 20 blocks, 0.5–2 s samples. The percentile
 // bootstrap of a median covers ~92–94% at 15–21 blocks (stats/README.md), hence 20, not 15.
+// "tax": the profilers' costs as pairs (harness/docs/protocol.md#pairs): engine against
+// engine-noprof (compiled in, stopped), engine-prof against engine (running, 512 KiB),
+// jemalloc-prof against jemalloc and tcmalloc-prof against tcmalloc-full (samplers on at
+// 512 KiB), on three workloads at 1 and 2 threads, 11 blocks.
 std::optional<CampaignSpec> builtin_campaign(const std::string& name);
 
 // A built-in name or a path to a JSON file. Throws CampaignError.
@@ -66,6 +80,9 @@ CampaignSpec load_campaign(const std::string& name_or_path);
 
 nlohmann::ordered_json campaign_to_json(const CampaignSpec& spec);
 CampaignSpec campaign_from_json(const nlohmann::ordered_json& j);  // throws CampaignError
+
+// "CANDIDATE:REFERENCE" (the command line's --pair); throws CampaignError.
+ComparisonPair parse_pair(const std::string& text);
 
 // Structural checks (non-empty lists, blocks >= 1, positive times); throws CampaignError.
 void validate_campaign(const CampaignSpec& spec);

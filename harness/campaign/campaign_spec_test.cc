@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -71,6 +72,52 @@ TEST(CampaignSpec, RefusesDeeplyNestedFiles) {
   EXPECT_NE(refusal([&] { load_campaign(path); }).find("nested deeper than 256 levels"),
             std::string::npos);
   std::filesystem::remove(path);
+}
+
+// Pairs (protocol.md#pairs): the tax campaign's four, a round trip through JSON, and every
+// malformed pair refused with what is wrong.
+TEST(CampaignSpec, PairsRoundTripAndTaxHasTheProfilersFour) {
+  const CampaignSpec tax = load_campaign("tax");
+  ASSERT_EQ(tax.pairs.size(), 4u);
+  EXPECT_EQ(tax.pairs[0], (ComparisonPair{"engine", "engine-noprof"}));
+  EXPECT_EQ(tax.pairs[1], (ComparisonPair{"engine-prof", "engine"}));
+  for (const ComparisonPair& p : tax.pairs) {
+    EXPECT_NE(std::find(tax.allocators.begin(), tax.allocators.end(), p.candidate),
+              tax.allocators.end())
+        << p.candidate;
+    EXPECT_NE(std::find(tax.allocators.begin(), tax.allocators.end(), p.reference),
+              tax.allocators.end())
+        << p.reference;
+  }
+  const CampaignSpec again = campaign_from_json(campaign_to_json(tax));
+  EXPECT_EQ(again.pairs, tax.pairs);
+  // Campaigns without pairs write no field, so their JSON (and resumed runs) are as before.
+  EXPECT_FALSE(campaign_to_json(load_campaign("quick")).contains("pairs"));
+
+  EXPECT_EQ(parse_pair("engine-prof:engine"), (ComparisonPair{"engine-prof", "engine"}));
+  for (const char* bad : {"engine", ":engine", "engine:", "a:b:c", ""}) {
+    EXPECT_NE(refusal([&] { parse_pair(bad); }).find("CANDIDATE:REFERENCE"), std::string::npos)
+        << bad;
+  }
+  const auto with_pairs = [](Json pairs) {
+    Json j = minimal();
+    j["pairs"] = std::move(pairs);
+    return j;
+  };
+  EXPECT_NE(refusal([&] {
+              campaign_from_json(with_pairs(Json::array({Json::array({"a", "a"})})));
+            }).find("two different"),
+            std::string::npos);
+  EXPECT_NE(refusal([&] {
+              campaign_from_json(
+                  with_pairs(Json::array({Json::array({"a", "b"}), Json::array({"a", "b"})})));
+            }).find("listed twice"),
+            std::string::npos);
+  for (const Json& bad : {Json("a:b"), Json::array({Json::array({"a"})}),
+                          Json::array({Json::array({"a", 1})}), Json::array({"a", "b"})}) {
+    EXPECT_NE(refusal([&] { campaign_from_json(with_pairs(bad)); }).find("pair"), std::string::npos)
+        << bad.dump();
+  }
 }
 
 }  // namespace

@@ -66,7 +66,7 @@ void add_plan_command(CLI::App& app, CommandAction& run) {
   CLI::App* cmd = app.add_subcommand(
       "plan", "Calibrate a campaign and write one job file per block (for run-block/merge)");
   cmd->add_option("campaign", o->campaigns,
-                  "Campaigns: quick, headline or a campaign FILE.json (one or more)")
+                  "Campaigns: quick, headline, tax or a campaign FILE.json (one or more)")
       ->required();
   cmd->add_option("--out", o->out, "Directory for the job files, created when missing (required)")
       ->required();

@@ -32,6 +32,7 @@ struct RunOptions {
   double latency_rate = 0;
   double latency_load = 0;
   std::string baseline;
+  std::vector<std::string> pairs;
   std::string out;
   bool resume = false;
   bool seed_given = false;
@@ -50,6 +51,10 @@ CampaignSpec campaign_from_options(const RunOptions& o) {
   if (o.timeout > 0) spec.timeout_seconds = o.timeout;
   if (!o.return_points.empty()) spec.return_points_seconds = o.return_points;
   if (!o.baseline.empty()) spec.baseline = o.baseline;
+  if (!o.pairs.empty()) {
+    spec.pairs.clear();
+    for (const std::string& p : o.pairs) spec.pairs.push_back(parse_pair(p));
+  }
   if (o.latency || o.latency_rate > 0 || o.latency_load > 0) spec.latency = true;
   if (o.latency_rate > 0) spec.latency_rate = o.latency_rate;
   if (o.latency_load > 0) spec.latency_load = o.latency_load;
@@ -121,7 +126,8 @@ void add_run_command(CLI::App& app, CommandAction& run) {
   CLI::App* cmd = app.add_subcommand(
       "run", "Run a campaign: workloads x thread points x allocators x balanced paired blocks");
   std::vector<CLI::Option*> shaping;
-  cmd->add_option("--campaign", o->campaign, "Campaign: quick, headline or a campaign FILE.json")
+  cmd->add_option("--campaign", o->campaign,
+                  "Campaign: quick, headline, tax or a campaign FILE.json")
       ->capture_default_str();
   shaping.push_back(
       cmd->add_option("--allocators", o->allocators,
@@ -169,6 +175,10 @@ void add_run_command(CLI::App& app, CommandAction& run) {
   shaping.push_back(
       cmd->add_option("--baseline", o->baseline,
                       "Calibration and report baseline id (default: mimalloc, else glibc)"));
+  shaping.push_back(cmd->add_option(
+      "--pair", o->pairs,
+      "CANDIDATE:REFERENCE, a paired effect the report gives besides the baseline's, e.g. "
+      "engine-prof:engine (repeatable; default: the campaign's, tax has four)"));
   cmd->add_option("--out", o->out, "Raw-run JSON to write (default: hsbench-<campaign>.raw.json)");
   cmd->add_flag("--resume", o->resume,
                 "Continue the raw run in --out with its missing samples (default: off)");

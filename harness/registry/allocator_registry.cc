@@ -77,6 +77,11 @@ std::vector<AllocatorSpec> select_allocators(const std::vector<AllocatorSpec>& s
   return chosen;
 }
 
+std::vector<AllocatorSpec> default_allocators(std::vector<AllocatorSpec> specs) {
+  std::erase_if(specs, [](const AllocatorSpec& s) { return s.opt_in; });
+  return specs;
+}
+
 std::vector<std::string> with_user_allocators(std::vector<std::string> ids,
                                               const std::vector<AllocatorSpec>& specs,
                                               std::vector<std::string>* added) {

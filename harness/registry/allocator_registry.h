@@ -39,6 +39,9 @@ struct AllocatorSpec {
   // measure something other than its name says (e.g. a profiler that does not exist yet).
   std::string unavailable_reason;
   bool user_supplied = false;  // from --allocator NAME=PATH
+  // Run only when named (--allocators, a campaign's list), never as part of "every allocator":
+  // the profiler-tax rows, which measure a profiler, not another allocator.
+  bool opt_in = false;
 };
 
 struct AllocatorInfo {
@@ -67,6 +70,9 @@ std::vector<AllocatorSpec> registry_specs(const RegistryOptions& options);
 // id and the known ones.
 std::vector<AllocatorSpec> select_allocators(const std::vector<AllocatorSpec>& specs,
                                              const std::vector<std::string>& ids);
+
+// What "every allocator" (no --allocators) runs: the specs without the opt-in ones.
+std::vector<AllocatorSpec> default_allocators(std::vector<AllocatorSpec> specs);
 
 // The ids to run when `ids` were listed (--allocators) and libraries were also supplied with
 // --allocator NAME=PATH: a supplied library is there to be measured, so each one missing from

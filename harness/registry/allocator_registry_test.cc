@@ -30,7 +30,34 @@ TEST(AllocatorRegistry, SpecOrderAndIds) {
   std::vector<std::string> ids;
   for (const AllocatorSpec& s : registry_specs({kMissingEngine, {}})) ids.push_back(s.id);
   EXPECT_EQ(ids, (std::vector<std::string>{"engine", "engine-noprof", "engine-prof", "mimalloc",
+                                           "jemalloc", "tcmalloc", "jemalloc-prof", "tcmalloc-full",
+                                           "tcmalloc-prof", "glibc"}));
+  // "Every allocator" leaves out the profiler-tax rows, which run only when named.
+  ids.clear();
+  for (const AllocatorSpec& s : default_allocators(registry_specs({kMissingEngine, {}}))) {
+    ids.push_back(s.id);
+  }
+  EXPECT_EQ(ids, (std::vector<std::string>{"engine", "engine-noprof", "engine-prof", "mimalloc",
                                            "jemalloc", "tcmalloc", "glibc"}));
+}
+
+// The other profilers' rows: the library of their profiler-off twin, with the sampler set by
+// its own variable at 512 KiB, and each probed like any allocator (so a jemalloc built without
+// profiling, which refuses prof:true, would show here).
+TEST(AllocatorRegistry, ProfilerTaxRowsSetTheirSamplers) {
+  const std::map<std::string, std::string> variables = {
+      {"jemalloc-prof", "MALLOC_CONF=prof:true,prof_active:true,lg_prof_sample:19"},
+      {"tcmalloc-full", "TCMALLOC_SAMPLE_PARAMETER=0"},
+      {"tcmalloc-prof", "TCMALLOC_SAMPLE_PARAMETER=524288"}};
+  for (const auto& [id, variable] : variables) {
+    SCOPED_TRACE(id);
+    const AllocatorInfo info = inspect_id(id);
+    EXPECT_TRUE(info.available) << info.reason;
+    const std::vector<std::string> env = child_environment(info);
+    EXPECT_NE(std::find(env.begin(), env.end(), variable), env.end());
+    EXPECT_NE(std::find(env.begin(), env.end(), "LD_PRELOAD=" + info.resolved_path), env.end());
+  }
+  EXPECT_EQ(inspect_id("tcmalloc-prof").package, "libgoogle-perftools4");
 }
 
 TEST(AllocatorRegistry, SystemAllocatorsAvailableWithProvenance) {

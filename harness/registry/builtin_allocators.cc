@@ -56,6 +56,22 @@ std::vector<AllocatorSpec> builtin_allocator_specs(const EngineLibraries& engine
   specs.push_back(system("jemalloc", "jemalloc (Debian)", "libjemalloc.so.2", "libjemalloc2"));
   specs.push_back(system("tcmalloc", "gperftools tcmalloc minimal (Debian)",
                          "libtcmalloc_minimal.so.4", "libtcmalloc-minimal4"));
+  // The other profilers' tax (the `tax` campaign pairs each with its profiler-off twin), run
+  // only when named: jemalloc with its heap profiler sampling every 2^19 B (512 KiB) on average,
+  // like engine-prof; gperftools' full tcmalloc (the minimal one has no sampler) with its
+  // sampler off and at 512 KiB.
+  specs.push_back(system("jemalloc-prof", "jemalloc (Debian), heap profiler on, 512 KiB samples",
+                         "libjemalloc.so.2", "libjemalloc2"));
+  specs.back().env.emplace_back("MALLOC_CONF", "prof:true,prof_active:true,lg_prof_sample:19");
+  specs.back().opt_in = true;
+  specs.push_back(system("tcmalloc-full", "gperftools tcmalloc (Debian), sampler off",
+                         "libtcmalloc.so.4", "libgoogle-perftools4"));
+  specs.back().env.emplace_back("TCMALLOC_SAMPLE_PARAMETER", "0");
+  specs.back().opt_in = true;
+  specs.push_back(system("tcmalloc-prof", "gperftools tcmalloc (Debian), sampler at 512 KiB",
+                         "libtcmalloc.so.4", "libgoogle-perftools4"));
+  specs.back().env.emplace_back("TCMALLOC_SAMPLE_PARAMETER", "524288");
+  specs.back().opt_in = true;
   AllocatorSpec glibc = system("glibc", "the system allocator", "libc.so.6", "libc6");
   glibc.library = libc;
   glibc.preload = false;

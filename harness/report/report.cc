@@ -328,8 +328,96 @@ void print_latency_table(std::ostream& out, const Json& summary) {
   }
 }
 
-Json summarize_campaign_run(const Json& raw, const std::string& baseline_override) {
+// The pairs to report: the command line's, else those the run's campaign recorded. Every
+// allocator a pair names must be in the run (with samples, or listed as unavailable), so a
+// mistyped id is an error rather than an empty row.
+std::vector<ComparisonPair> summary_pairs(const Json& raw,
+                                          const std::vector<ComparisonPair>& pairs_override) {
+  std::vector<ComparisonPair> pairs = pairs_override;
+  const Json& campaign = raw.at("campaign");
+  if (pairs.empty() && campaign.contains("pairs")) {
+    for (const Json& p : campaign.at("pairs")) {
+      pairs.push_back({p.at(0).get<std::string>(), p.at(1).get<std::string>()});
+    }
+  }
+  std::set<std::string> known;
+  for (const Json& a : raw.at("allocators")) known.insert(a.at("id").get<std::string>());
+  for (const Json& s : raw.at("samples")) known.insert(s.at("allocator").get<std::string>());
+  for (const ComparisonPair& p : pairs) {
+    for (const std::string& id : {p.candidate, p.reference}) {
+      if (!known.contains(id)) {
+        throw RawRunError("pair " + p.candidate + ":" + p.reference + " names '" + id +
+                          "', which is not an allocator of this run");
+      }
+    }
+  }
+  return pairs;
+}
+
+// Per pair and cell: the candidate's throughput against its reference's, paired by block as
+// the baseline effects are (same bootstrap, its seed keyed by the two ids).
+Json pairs_json(const std::vector<Cell>& cells, const std::vector<ComparisonPair>& pairs,
+                std::uint64_t seed) {
+  Json out = Json::array();
+  for (const ComparisonPair& p : pairs) {
+    Json per_cell = Json::array();
+    for (const Cell& cell : cells) {
+      per_cell.push_back({{"workload", cell.workload},
+                          {"threads", cell.threads},
+                          {"effect", effect_json(cell, p.candidate, p.reference, seed)}});
+    }
+    out.push_back({{"candidate", p.candidate}, {"reference", p.reference}, {"cells", per_cell}});
+  }
+  return out;
+}
+
+// "cost": the candidate's extra time per op against its reference, 1/effect - 1, in percent,
+// with the interval mapped the same way (the ends swap).
+std::string cost_text(const Json& e) {
+  if (e.is_null() || e.at("paired_blocks").get<std::size_t>() == 0) return "no paired blocks";
+  const auto pct = [](const Json& effect) {
+    const double v = effect.get<double>();
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%+.1f%%", (1.0 / v - 1.0) * 100.0);
+    return std::string(buf);
+  };
+  if (!e.at("effect").is_number()) return "-";
+  std::string s = pct(e.at("effect"));
+  if (e.value("ci_valid", false)) {
+    s += " [" + pct(e.at("ci_high")) + ", " + pct(e.at("ci_low")) + "]";
+    if (e.at("ci_low").get<double>() > 1 || e.at("ci_high").get<double>() < 1) s += " *";
+  }
+  return s;
+}
+
+// The pairs table: per pair and cell, the paired throughput effect and the cost it means.
+void print_pairs_table(std::ostream& out, const Json& summary) {
+  if (!summary.contains("pairs")) return;
+  out << "pairs: candidate against its own reference, paired by block; effect = candidate / "
+         "reference ops/s (> 1 = candidate faster), cost = extra time per op (1/effect - 1)\n";
+  char line[512];
+  std::snprintf(line, sizeof line, "%-24s %-14s %-14s %-28s %s\n", "cell", "candidate", "reference",
+                "effect [95% CI]", "cost [95% CI]");
+  out << line;
+  for (const Json& pair : summary.at("pairs")) {
+    for (const Json& c : pair.at("cells")) {
+      const std::string name = c.at("workload").get<std::string>() +
+                               " t=" + std::to_string(c.at("threads").get<unsigned>());
+      const Json& e = c.at("effect");
+      std::snprintf(line, sizeof line, "%-24s %-14s %-14s %-28s %s\n", name.c_str(),
+                    pair.at("candidate").get<std::string>().c_str(),
+                    pair.at("reference").get<std::string>().c_str(),
+                    e.at("paired_blocks").get<std::size_t>() == 0 ? "-" : effect_text(e).c_str(),
+                    cost_text(e).c_str());
+      out << line;
+    }
+  }
+}
+
+Json summarize_campaign_run(const Json& raw, const std::string& baseline_override,
+                            const std::vector<ComparisonPair>& pairs_override) {
   const std::string baseline = summary_baseline(raw, baseline_override);
+  const std::vector<ComparisonPair> pairs = summary_pairs(raw, pairs_override);
   const auto seed = raw.at("seed").get<std::uint64_t>();
 
   std::vector<Cell> cells;
@@ -409,18 +497,23 @@ Json summarize_campaign_run(const Json& raw, const std::string& baseline_overrid
   Json summary = summary_envelope(raw, raw.at("campaign").value("name", ""), seed, baseline,
                                   {{"metric", "ops_per_sec"}});
   finish_summary(summary, raw, std::move(cells_json), std::move(failures));
+  if (!pairs.empty()) summary["pairs"] = pairs_json(cells, pairs, seed);
   return summary;
 }
 
 }  // namespace
 
-Json summarize_raw_run(const Json& raw, const std::string& baseline_override) {
+Json summarize_raw_run(const Json& raw, const std::string& baseline_override,
+                       const std::vector<ComparisonPair>& pairs_override) {
   // load_raw_run checks the fields every reader needs; a field only the summary reads (a
   // measurement, the memory record) can still be missing or mistyped: the reads use at() and
   // get<>(), which throw, and the error becomes the reader's own.
   try {
-    return is_app_run(raw) ? summarize_app_run(raw, baseline_override)
-                           : summarize_campaign_run(raw, baseline_override);
+    if (is_app_run(raw)) {
+      if (!pairs_override.empty()) throw RawRunError("pairs are for campaign runs, not app runs");
+      return summarize_app_run(raw, baseline_override);
+    }
+    return summarize_campaign_run(raw, baseline_override, pairs_override);
   } catch (const nlohmann::json::exception& e) {
     throw RawRunError(std::string("the raw run cannot be summarized: ") + e.what());
   }
@@ -466,6 +559,7 @@ void print_campaign_report(std::ostream& out, const Json& summary) {
   out << "* CI excludes 1.0. n+kF = k failed samples. (over) = more threads than CPUs. samples: "
       << summary.at("samples").at("ok") << " ok, " << summary.at("samples").at("failed")
       << " failed\n";
+  print_pairs_table(out, summary);
   print_memory_table(out, summary);
   print_latency_table(out, summary);
   print_unavailable_and_failed(out, summary);

@@ -15,7 +15,9 @@
 
 #include <ostream>
 #include <string>
+#include <vector>
 
+#include "harness/campaign/campaign_spec.h"
 #include "harness/campaign/raw_run.h"
 #include "harness/report/summary_model.h"
 
@@ -25,7 +27,11 @@ namespace heapscope::harness {
 // app_report.h instead: wall time as the metric, lower is better.
 // baseline: empty = the run's baseline (mimalloc when present, else glibc). Throws
 // RawRunError when the baseline is not in the run.
-Json summarize_raw_run(const Json& raw, const std::string& baseline);
+// pairs: comparisons besides the baseline's (harness/docs/protocol.md#pairs), summarized as
+// "pairs"; empty = the run's campaign's. Throws RawRunError when a pair names an allocator the
+// run does not have.
+Json summarize_raw_run(const Json& raw, const std::string& baseline,
+                       const std::vector<ComparisonPair>& pairs = {});
 
 // Throws RawRunError when the summary lacks a field it prints or has it mistyped.
 void print_report(std::ostream& out, const Json& summary);

@@ -160,6 +160,34 @@ TEST(Campaign, PlantedSlowAllocatorFlaggedAndAaControlCoversOne) {
   const auto slow2 = summary_row(summary, "cross-thread", 2, "slow")["effect_vs_baseline"];
   EXPECT_LT(slow2["effect"].get<double>(), 0.9) << slow2.dump();
 
+  // Pairs (protocol.md#pairs) on the same run: the planted slow allocator against the A/A copy
+  // shows its cost (> 10% extra time, interval excluding 0), the same effect the baseline
+  // column gives it; a pair naming an allocator the run lacks is an error.
+  const CommandResult paired =
+      hsbench({"report", dir / "raw.json", "--pair", "slow:glibc-aa", "--pair", "glibc-aa:glibc",
+               "--summary-out", dir / "pairs.json"});
+  ASSERT_EQ(paired.exit_code, 0) << paired.err;
+  EXPECT_TRUE(contains(paired.out, "pairs: candidate against its own reference")) << paired.out;
+  const auto with_pairs = read_json(dir / "pairs.json");
+  ASSERT_EQ(with_pairs["pairs"].size(), 2u);
+  const auto& slow_pair = with_pairs["pairs"][0];
+  EXPECT_EQ(slow_pair["candidate"], "slow");
+  EXPECT_EQ(slow_pair["reference"], "glibc-aa");
+  for (const auto& c : slow_pair["cells"]) {
+    const auto& e = c["effect"];
+    ASSERT_TRUE(e["ci_valid"].get<bool>()) << e.dump();
+    EXPECT_LT(e["effect"].get<double>(), 0.9) << c.dump();
+    EXPECT_LT(e["ci_high"].get<double>(), 1.0) << c.dump();
+  }
+  EXPECT_TRUE(contains(paired.out, "slow           glibc-aa")) << paired.out;
+  const CommandResult unknown = hsbench({"report", dir / "raw.json", "--pair", "nope:glibc"});
+  EXPECT_EQ(unknown.exit_code, 1);
+  EXPECT_TRUE(contains(unknown.err, "names 'nope', which is not an allocator of this run"))
+      << unknown.err;
+  const CommandResult malformed = hsbench({"report", dir / "raw.json", "--pair", "slow"});
+  EXPECT_NE(malformed.exit_code, 0);
+  EXPECT_TRUE(contains(malformed.err, "CANDIDATE:REFERENCE")) << malformed.err;
+
   const auto raw = read_json(dir / "raw.json");
   std::map<int, double> base, aa;
   for (const auto& s : raw["samples"]) {

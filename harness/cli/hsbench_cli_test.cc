@@ -231,9 +231,15 @@ TEST(HsbenchCli, JsonListsEveryAllocator) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const nlohmann::json j = nlohmann::json::parse(r.out);
   std::vector<std::string> ids;
-  for (const auto& a : j.at("allocators")) ids.push_back(a.at("id"));
+  std::vector<std::string> opt_in;
+  for (const auto& a : j.at("allocators")) {
+    ids.push_back(a.at("id"));
+    if (a.value("opt_in", false)) opt_in.push_back(a.at("id"));
+  }
   EXPECT_EQ(ids, (std::vector<std::string>{"engine", "engine-noprof", "engine-prof", "mimalloc",
-                                           "jemalloc", "tcmalloc", "glibc"}));
+                                           "jemalloc", "tcmalloc", "jemalloc-prof", "tcmalloc-full",
+                                           "tcmalloc-prof", "glibc"}));
+  EXPECT_EQ(opt_in, (std::vector<std::string>{"jemalloc-prof", "tcmalloc-full", "tcmalloc-prof"}));
 }
 
 TEST(HsbenchCli, OnlySelectsInOrder) {

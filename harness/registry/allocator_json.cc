@@ -19,6 +19,7 @@ nlohmann::ordered_json allocator_to_json(const AllocatorInfo& info) {
       {"available", info.available},
   };
   if (!info.available) j["reason"] = info.reason;
+  if (info.spec.opt_in) j["opt_in"] = true;  // run only when named, never in "every allocator"
   return j;
 }
 

@@ -26,7 +26,10 @@ std::vector<std::string> available_allocators() {
   const auto registry = nlohmann::json::parse(r.out);
   std::vector<std::string> ids;
   for (const auto& a : registry["allocators"]) {
-    if (a["available"] == true) ids.push_back(a["id"].get<std::string>());
+    // What "every allocator" runs: the opt-in (profiler-tax) rows only when named.
+    if (a["available"] == true && !a.value("opt_in", false)) {
+      ids.push_back(a["id"].get<std::string>());
+    }
   }
   return ids;
 }

@@ -1,5 +1,6 @@
 // The printed reports against committed golden texts: `hsbench report`'s table of a small
-// campaign raw run (one without and one with the memory protocol, one with latency) and the
+// campaign raw run (one without and one with the memory protocol, one with latency, one with
+// pairs) and the
 // app report of a small `hsbench app` raw run (testdata/), and the summary JSON each is printed
 // from (what `publish` reads). Both are pure functions of the raw run (bootstrap seeds come from
 // the run's seed), so any change in them is a change in what users read and must be looked at.
@@ -104,6 +105,35 @@ TEST(ReportGolden, CampaignLatencyReport) {
   print_report(out, summary);
   expect_golden(out.str(), "campaign_latency.report.txt");
   expect_golden(summary.dump(1) + "\n", "campaign_latency.summary.json");
+}
+
+// Pairs (protocol.md#pairs) on the same small campaign: recorded in the campaign (heapscope
+// against jemalloc) and given on the command line instead (jemalloc against glibc), the pairs
+// table and the summary's "pairs" block; the command line's replace the campaign's.
+TEST(ReportGolden, CampaignPairsReport) {
+  Json raw = load_raw_run(kTestdata + "/campaign.raw.json");
+  raw["campaign"]["pairs"] = Json::array({Json::array({"heapscope", "jemalloc"})});
+  const Json summary = summarize_raw_run(raw, "");
+  std::ostringstream out;
+  print_report(out, summary);
+  expect_golden(out.str(), "campaign_pairs.report.txt");
+  expect_golden(summary.dump(1) + "\n", "campaign_pairs.summary.json");
+  ASSERT_EQ(summary["pairs"].size(), 1u);
+  EXPECT_EQ(summary["pairs"][0]["candidate"], "heapscope");
+
+  const Json given = summarize_raw_run(raw, "", {{"jemalloc", "glibc"}});
+  ASSERT_EQ(given["pairs"].size(), 1u);
+  EXPECT_EQ(given["pairs"][0]["candidate"], "jemalloc");
+  EXPECT_EQ(given["pairs"][0]["reference"], "glibc");
+  // The same block pairing as the baseline column: jemalloc against glibc (the baseline) is
+  // the row's own effect.
+  const Json& cell = given["cells"][0];
+  for (const Json& row : cell["allocators"]) {
+    if (row["allocator"] != "jemalloc") continue;
+    EXPECT_EQ(given["pairs"][0]["cells"][0]["effect"]["effect"],
+              row["effect_vs_baseline"]["effect"]);
+  }
+  EXPECT_THROW(summarize_raw_run(raw, "", {{"nope", "glibc"}}), RawRunError);
 }
 
 TEST(ReportGolden, AppReport) {

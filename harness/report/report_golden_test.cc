@@ -1,8 +1,9 @@
 // The printed reports against committed golden texts: `hsbench report`'s table of a small
 // campaign raw run (one without and one with the memory protocol, one with latency, one with
 // pairs) and the app report of a small `hsbench app` raw run (testdata/), and the summary JSON
-// each is printed from (what `publish` reads). Both are pure functions of the raw run (bootstrap seeds come from
-// the run's seed), so any change in them is a change in what users read and must be looked at.
+// each is printed from (what `publish` reads). Both are pure functions of the raw run (bootstrap
+// seeds come from the run's seed), so any change in them is a change in what users read and must be
+// looked at.
 //
 // To accept an intended change, regenerate the golden files and review their diff:
 //   HEAPSCOPE_UPDATE_GOLDEN=1 ctest --test-dir build/release -R 'harness.ReportGolden'

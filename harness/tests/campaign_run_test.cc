@@ -124,7 +124,9 @@ TEST(Campaign, SameSeedSameOrdersAndDigests) {
 // 2-worker handoff cell sees scheduler stalls of 30x in single samples when the machine is
 // loaded, so there only the point estimate is checked. The A/A assertion uses a 99% interval
 // recomputed from the raw data: at 95% the percentile bootstrap of a median has a ~7%
-// false-alarm rate at this block count (stats/README.md), too flaky for a test.
+// false-alarm rate at this block count (stats/README.md), too flaky for a test. Labelled
+// timing (run alone): beside another test on 2 CPUs the 2-worker cell's medians went bimodal
+// (glibc 1.7 vs its A/A copy 14.4 Mops/s) and the point estimate with them.
 TEST(Campaign, PlantedSlowAllocatorFlaggedAndAaControlCoversOne) {
   ScratchDir dir("slow");
   const CommandResult r = hsbench({"run",
@@ -173,11 +175,12 @@ TEST(Campaign, PlantedSlowAllocatorFlaggedAndAaControlCoversOne) {
   const auto& slow_pair = with_pairs["pairs"][0];
   EXPECT_EQ(slow_pair["candidate"], "slow");
   EXPECT_EQ(slow_pair["reference"], "glibc-aa");
+  // The same checks as the baseline column's: the interval at one thread, the effect at both.
   for (const auto& c : slow_pair["cells"]) {
     const auto& e = c["effect"];
     ASSERT_TRUE(e["ci_valid"].get<bool>()) << e.dump();
     EXPECT_LT(e["effect"].get<double>(), 0.9) << c.dump();
-    EXPECT_LT(e["ci_high"].get<double>(), 1.0) << c.dump();
+    if (c["threads"] == 1) EXPECT_LT(e["ci_high"].get<double>(), 1.0) << c.dump();
   }
   EXPECT_TRUE(contains(paired.out, "slow           glibc-aa")) << paired.out;
   const CommandResult unknown = hsbench({"report", dir / "raw.json", "--pair", "nope:glibc"});

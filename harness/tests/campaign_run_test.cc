@@ -180,7 +180,9 @@ TEST(Campaign, PlantedSlowAllocatorFlaggedAndAaControlCoversOne) {
     const auto& e = c["effect"];
     ASSERT_TRUE(e["ci_valid"].get<bool>()) << e.dump();
     EXPECT_LT(e["effect"].get<double>(), 0.9) << c.dump();
-    if (c["threads"] == 1) EXPECT_LT(e["ci_high"].get<double>(), 1.0) << c.dump();
+    if (c["threads"] == 1) {
+      EXPECT_LT(e["ci_high"].get<double>(), 1.0) << c.dump();
+    }
   }
   EXPECT_TRUE(contains(paired.out, "slow           glibc-aa")) << paired.out;
   const CommandResult unknown = hsbench({"report", dir / "raw.json", "--pair", "nope:glibc"});

@@ -14,13 +14,7 @@
 #include "harness/process/run_command.h"
 #include "harness/registry/allocator_registry.h"
 #include "harness/registry/engine_libraries.h"
-
-#ifndef HS_HSBENCH_VERSION
-#define HS_HSBENCH_VERSION "unknown"
-#endif
-#ifndef HS_HSBENCH_COMMIT
-#define HS_HSBENCH_COMMIT "unknown"
-#endif
+#include "hsbench_version.h"  // generated: HS_HSBENCH_VERSION, HS_HSBENCH_COMMIT
 
 namespace {
 

@@ -81,6 +81,15 @@ def source_files(root):
                 yield os.path.relpath(os.path.join(dirpath, name), root).replace(os.sep, "/")
 
 
+def template_files(root):
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = [d for d in dirnames if d not in SKIP_DIRS and not d.startswith(".")
+                       and not os.path.exists(os.path.join(dirpath, d, "CMakeCache.txt"))]
+        for name in filenames:
+            if name.endswith((".h.in", ".hpp.in")):
+                yield os.path.relpath(os.path.join(dirpath, name), root).replace(os.sep, "/")
+
+
 def folder_of(path):
     top = path.split("/", 1)[0]
     return top if top in FOLDERS else None
@@ -94,6 +103,9 @@ class Tree:
     def __init__(self, root):
         self.root = root
         self.files = set(source_files(root))
+        # A header CMake generates from a template beside it (configure_file: name.h.in) is
+        # found where its template is; the template itself holds no includes to check.
+        self.generated = {path[:-len(".in")] for path in template_files(root)}
         self.by_name = {}
         for f in self.files:
             self.by_name.setdefault(f.rsplit("/", 1)[-1], []).append(f)
@@ -101,7 +113,7 @@ class Tree:
     def resolve(self, includer, name, angled=False):
         """The repository path an include names, or None for a header from outside."""
         relative = os.path.normpath(os.path.join(os.path.dirname(includer), name))
-        if not angled and relative in self.files:
+        if not angled and (relative in self.files or relative in self.generated):
             return relative.replace(os.sep, "/")
         if name.split("/", 1)[0] in FOLDERS and name in self.files:
             return name

@@ -66,22 +66,33 @@ if [ ! -f "$build_dir/compile_commands.json" ]; then
 fi
 
 # One entry per source file: some sources are compiled into several targets with the same
-# flags, and clang-tidy would otherwise check each of them once per entry. Only tracked
-# sources of the repository count (generated files in the build tree are not ours to lint).
+# flags, and clang-tidy would otherwise check each of them once per entry. A batched (unity)
+# unit stands for the sources it includes: each gets the unit's command. Only tracked sources
+# of the repository count (generated files in the build tree are not ours to lint).
 tidy_db="$build_dir/check-tidy"
 mkdir -p "$tidy_db"
 mapfile -t units < <(python3 - "$build_dir/compile_commands.json" "$tidy_db/compile_commands.json" \
                        "$PWD" <<'EOF'
-import json, os, sys
+import json, os, re, sys
 src, dst, root = sys.argv[1], sys.argv[2], os.path.realpath(sys.argv[3])
 seen, out = set(), []
-for entry in json.load(open(src)):
+
+def sources(entry):
     path = os.path.realpath(os.path.join(entry["directory"], entry["file"]))
-    if path in seen or not path.startswith(root + "/") or "/build/" in path[len(root):]:
-        continue
-    seen.add(path)
-    out.append(entry)
-    print(os.path.relpath(path, root))
+    if not re.search(r"/Unity/unity_\d+_(c|cxx)\.(c|cxx)$", path):
+        return [(path, entry)]
+    included = re.findall(r'^#include "([^"]+)"', open(path).read(), re.M)
+    return [(os.path.realpath(inc),
+             dict(entry, file=inc, command=entry["command"].replace(entry["file"], inc)))
+            for inc in included]
+
+for unit in json.load(open(src)):
+    for path, entry in sources(unit):
+        if path in seen or not path.startswith(root + "/") or "/build/" in path[len(root):]:
+            continue
+        seen.add(path)
+        out.append(entry)
+        print(os.path.relpath(path, root))
 json.dump(out, open(dst, "w"), indent=1)
 EOF
 )

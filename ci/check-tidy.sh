@@ -77,6 +77,10 @@ import json, os, re, sys
 src, dst, root = sys.argv[1], sys.argv[2], os.path.realpath(sys.argv[3])
 seen, out = set(), []
 
+def clang_compatible(entry):
+    # GCC-only code-generation flags make clang's driver stop with "unknown argument".
+    return dict(entry, command=re.sub(r" -fno-ipa-[a-z-]+", "", entry["command"]))
+
 def sources(entry):
     path = os.path.realpath(os.path.join(entry["directory"], entry["file"]))
     if not re.search(r"/Unity/unity_\d+_(c|cxx)\.(c|cxx)$", path):
@@ -91,7 +95,7 @@ for unit in json.load(open(src)):
         if path in seen or not path.startswith(root + "/") or "/build/" in path[len(root):]:
             continue
         seen.add(path)
-        out.append(entry)
+        out.append(clang_compatible(entry))
         print(os.path.relpath(path, root))
 json.dump(out, open(dst, "w"), indent=1)
 EOF

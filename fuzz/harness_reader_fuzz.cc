@@ -54,7 +54,7 @@ const fs::path& scratch_dir() {
 }
 
 fs::path write_scratch(const std::string& name, std::string_view bytes) {
-  const fs::path path = scratch_dir() / name;
+  fs::path path = scratch_dir() / name;
   std::ofstream(path, std::ios::binary | std::ios::trunc)
       .write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
   return path;

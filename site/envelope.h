@@ -22,6 +22,9 @@ inline constexpr int kLatestSchemaVersion = 1;
 inline constexpr std::uint64_t kWholeRawCopyLimit = 1536 * 1024;
 
 // One raw run as the publisher read it.
+// clang-tidy: nlohmann's noexcept null constructor delegates to the value-kind constructor,
+// which can throw only for kinds other than null.
+// NOLINTNEXTLINE(bugprone-exception-escape)
 struct RunInput {
   std::string path;  // as given on the command line (for messages only)
   std::string text;  // the file's bytes
@@ -30,6 +33,7 @@ struct RunInput {
   Json summary;  // heapscope.campaign-summary from harness/report/report.h, unchanged
 };
 
+// NOLINTNEXTLINE(bugprone-exception-escape): as RunInput.
 struct PublishedRun {
   Json entry;             // runs[i] of latest.json
   std::string copy_path;  // "raw/<run id>.json"

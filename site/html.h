@@ -23,6 +23,9 @@ std::string html_table(const std::vector<std::string>& header,
 std::string anchor(const std::string& text);
 
 // The pages' shared view of what is published.
+// clang-tidy: nlohmann's noexcept null constructor delegates to the value-kind constructor,
+// which can throw only for kinds other than null.
+// NOLINTNEXTLINE(bugprone-exception-escape)
 struct SiteModel {
   Json latest;                    // the envelope
   std::vector<const Json*> raws;  // runs[i]'s raw run

@@ -26,6 +26,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -233,9 +234,7 @@ Interval bootstrap_median(const std::vector<double>& values, uint64_t seed) {
   return {medians[kResamples * 25 / 1000], medians[kResamples * 975 / 1000 - 1]};
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+int run(int argc, char** argv) {
   Options options = parse_options(argc, argv);
   for (Library& library : options.libraries) load(library);
   const size_t count = options.libraries.size();
@@ -299,4 +298,15 @@ int main(int argc, char** argv) {
     }
   }
   return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& e) {  // the JSON report's allocations
+    std::fprintf(stderr, "hs-ab-loop: %s\n", e.what());
+    return 1;
+  }
 }

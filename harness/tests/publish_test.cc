@@ -38,7 +38,7 @@ void write(const fs::path& path, const std::string& bytes) {
 }
 
 std::string write_fixture(const ScratchDir& dir, const std::string& name, const FixtureSpec& spec) {
-  const std::string path = dir / name;
+  std::string path = dir / name;
   write(path, fixture_raw_run(spec).dump(1) + "\n");
   return path;
 }

@@ -57,7 +57,9 @@ TEST(Schemas, AcceptTheFixtureAndWhatPublishBuildsFromIt) {
 
 TEST(Schemas, RejectDriftAtEveryLevel) {
   const Json raw = fixture_raw_run({});
-  auto rejected = [](Json doc, Schema schema) { return !schema_violations(doc, schema).empty(); };
+  auto rejected = [](const Json& doc, Schema schema) {
+    return !schema_violations(doc, schema).empty();
+  };
   Json unknown_top = raw;
   unknown_top["surprise"] = 1;
   EXPECT_TRUE(rejected(unknown_top, Schema::kRawRun));

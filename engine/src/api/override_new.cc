@@ -14,7 +14,7 @@
 
 namespace std {
 __attribute__((weak)) new_handler get_new_handler() noexcept;
-[[noreturn]] __attribute__((weak)) void __throw_bad_alloc();
+__attribute__((weak, noreturn)) void __throw_bad_alloc();
 }  // namespace std
 
 using namespace heapscope;

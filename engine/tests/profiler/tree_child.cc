@@ -92,7 +92,8 @@ int leaf(const char* name, size_t mib) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc >= 4 && strcmp(argv[1], "leaf") == 0) return leaf(argv[2], strtoul(argv[3], 0, 10));
+  if (argc >= 4 && strcmp(argv[1], "leaf") == 0)
+    return leaf(argv[2], strtoul(argv[3], nullptr, 10));
   if (argc >= 2 && strcmp(argv[1], "fork") == 0) {
     fork_parent_before(4);
     pid_t pid = fork();

@@ -124,7 +124,7 @@ TEST(ThreadRounds, PeakRssFollowsTheLiveSetAndFallsAfterTheLastRound) {
   for (size_t round = 0; round < rounds; ++round) {
     // Like a pool that spawns a fresh worker per task: one new thread per round, next to the
     // main thread, which works too and outlives them all.
-    std::thread worker([&bad, round, ops] { bad += round_worker(2 * round + 1, 2 * ops); });
+    std::thread worker([&bad, round] { bad += round_worker(2 * round + 1, 2 * ops); });
     bad += round_worker(2 * round + 2, ops);
     worker.join();
     // Half the transfers survive into the next round, all of them after the last one.

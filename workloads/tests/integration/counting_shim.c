@@ -23,7 +23,7 @@ __attribute__((constructor)) static void init(void) { preload_resolve(); }
 
 #define COUNT(counter)                                    \
   if (atomic_load_explicit(&armed, memory_order_relaxed)) \
-  atomic_fetch_add_explicit(&counter, 1, memory_order_relaxed)
+  atomic_fetch_add_explicit(&(counter), 1, memory_order_relaxed)
 
 void* malloc(size_t n) {
   if (preload_must_boot()) return preload_boot_alloc(n);

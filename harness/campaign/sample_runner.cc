@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -149,11 +150,25 @@ ChildRun run_child(const std::vector<std::string>& argv, const std::vector<std::
   std::optional<MemorySampler> sampler;
   if (memory) sampler.emplace(pid, control[0], return_points);
 
+  // SIGINT and SIGTERM stay blocked except inside ppoll: a stop request that arrives after the
+  // flag check is held until the wait starts and then ends it (EINTR), where with plain poll it
+  // would be missed until the sample's timeout. Blocked only after the spawn, so the child does
+  // not inherit the mask.
+  sigset_t stop_signals, unblocked;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, &unblocked);
+
   pollfd fds[3] = {{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}, {control[0], POLLIN, 0}};
   std::string* sinks[2] = {&run.out, &run.err};
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
   char buf[4096];
   while (fds[0].fd >= 0 || fds[1].fd >= 0) {
+    if (stop_requested()) {
+      run.interrupted = true;
+      break;
+    }
     const auto left =
         std::chrono::ceil<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now())
             .count();
@@ -167,8 +182,9 @@ ChildRun run_child(const std::vector<std::string>& argv, const std::vector<std::
       if (due >= 0) wait_ms = std::min(wait_ms, due);
       if (sampler->control_closed()) fds[2].fd = -1;
     }
-    const int ready = poll(fds, 3, wait_ms);
-    // A signal interrupts poll (never restarted): a stop request ends the child now.
+    const timespec wait{wait_ms / 1000, static_cast<long>(wait_ms % 1000) * 1'000'000};
+    const int ready = ppoll(fds, 3, &wait, &unblocked);
+    // A signal interrupts ppoll (never restarted): a stop request ends the child now.
     if (stop_requested()) {
       run.interrupted = true;
       break;
@@ -185,6 +201,7 @@ ChildRun run_child(const std::vector<std::string>& argv, const std::vector<std::
     }
     if (sampler) sampler->wake(ready > 0 && fds[2].fd >= 0 && fds[2].revents != 0);
   }
+  pthread_sigmask(SIG_SETMASK, &unblocked, nullptr);
   close_fd(fds[0].fd);
   close_fd(fds[1].fd);
   if (run.timed_out || run.interrupted) kill_process_group(pid);

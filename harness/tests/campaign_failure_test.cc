@@ -220,6 +220,21 @@ pid_t find_process(const std::vector<std::string>& needles) {
   return 0;
 }
 
+// A stop request that is already pending when the wait for a child begins (the signal came
+// between the spawn and the wait) ends the sample at once, not at its timeout.
+TEST(CampaignFailures, StopRequestedBeforeTheWaitEndsTheSampleAtOnce) {
+  static volatile std::sig_atomic_t stop = 1;
+  watch_stop_flag(&stop);
+  const auto start = std::chrono::steady_clock::now();
+  const SampleOutcome o = run_sample({"sleep", "30"}, {"PATH=/usr/bin:/bin"}, 60, {});
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  watch_stop_flag(nullptr);
+  EXPECT_FALSE(o.ok);
+  EXPECT_EQ(o.kind, "interrupted") << o.reason;
+  EXPECT_LT(seconds, 10.0) << "waited for the child instead of stopping it";
+}
+
 // SIGTERM while a sample that would run for minutes is in flight: hsbench kills the child (its
 // process group) at once instead of waiting for it, saves, exits 130 and leaves no child and no
 // lock behind.

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 
@@ -55,7 +56,11 @@ void MemorySampler::answer(const char* line) {
 void MemorySampler::on_line(const std::string& line) {
   std::uint64_t anon = 0;
   if (line == "replay" && phase_ == Phase::kStarting) {
-    if (read_anon(&anon)) baseline_ = peak_ = anon;
+    replay_at_ = Clock::now();
+    if (read_anon(&anon)) {
+      baseline_ = peak_ = anon;
+      timeline_.add(0, anon);
+    }
     phase_ = Phase::kReplay;
     next_sample_ = Clock::now() + std::chrono::duration_cast<Clock::duration>(
                                       std::chrono::duration<double>(kMemoryIntervalSeconds));
@@ -65,6 +70,7 @@ void MemorySampler::on_line(const std::string& line) {
     if (read_anon(&anon)) {
       drained_ = anon;
       peak_ = std::max(peak_, anon);
+      timeline_.close(seconds_between(replay_at_, drained_at_), anon);
     }
     phase_ = Phase::kReturn;
     wake(false);  // no return points: answer at once
@@ -91,7 +97,10 @@ void MemorySampler::wake(bool control_readable) {
   const auto now = Clock::now();
   std::uint64_t anon = 0;
   if (phase_ == Phase::kReplay && now >= next_sample_) {
-    if (read_anon(&anon)) peak_ = std::max(peak_, anon);
+    if (read_anon(&anon)) {
+      peak_ = std::max(peak_, anon);
+      timeline_.add(seconds_between(replay_at_, now), anon);
+    }
     next_sample_ = now + std::chrono::duration_cast<Clock::duration>(
                              std::chrono::duration<double>(kMemoryIntervalSeconds));
   } else if (phase_ == Phase::kReturn) {
@@ -128,16 +137,27 @@ nlohmann::ordered_json MemorySampler::to_json() const {
   nlohmann::ordered_json points = nlohmann::ordered_json::array();
   for (const ReturnPoint& r : returns_)
     points.push_back({{"after_seconds", r.after}, {"at_seconds", r.at}, {"anon_bytes", r.anon}});
-  nlohmann::ordered_json j{{"method", "proc-statm-anon-v1"},
-                           {"interval_seconds", kMemoryIntervalSeconds},
-                           {"samples", samples_},
-                           {"baseline_anon_bytes", baseline_},
-                           {"peak_anon_bytes", peak_},
-                           {"peak_above_baseline_bytes", peak_ - std::min(peak_, baseline_)},
-                           {"drained_anon_bytes", drained_},
-                           {"return_points", points},
-                           {"sampling_seconds", sampling_seconds_},
-                           {"complete", phase_ == Phase::kDone}};
+  nlohmann::ordered_json seconds = nlohmann::ordered_json::array();
+  nlohmann::ordered_json bytes = nlohmann::ordered_json::array();
+  for (const RssTimeline::Point& p : timeline_.points()) {
+    // Microseconds are plenty at a 2 ms interval and keep the raw run short.
+    seconds.push_back(std::round(p.seconds * 1e6) / 1e6);
+    bytes.push_back(p.bytes);
+  }
+  nlohmann::ordered_json j{
+      {"method", "proc-statm-anon-v1"},
+      {"interval_seconds", kMemoryIntervalSeconds},
+      {"samples", samples_},
+      {"baseline_anon_bytes", baseline_},
+      {"peak_anon_bytes", peak_},
+      {"peak_above_baseline_bytes", peak_ - std::min(peak_, baseline_)},
+      {"drained_anon_bytes", drained_},
+      {"drained_at_seconds",
+       phase_ >= Phase::kReturn ? seconds_between(replay_at_, drained_at_) : 0.0},
+      {"timeline", {{"stride", timeline_.stride()}, {"seconds", seconds}, {"anon_bytes", bytes}}},
+      {"return_points", points},
+      {"sampling_seconds", sampling_seconds_},
+      {"complete", phase_ == Phase::kDone}};
   if (!problem_.empty()) j["problem"] = problem_;
   return j;
 }

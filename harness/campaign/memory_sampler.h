@@ -20,6 +20,8 @@
 #include <string>
 #include <vector>
 
+#include "harness/campaign/rss_timeline.h"
+
 namespace heapscope::harness {
 
 inline constexpr double kMemoryIntervalSeconds = 0.002;
@@ -45,8 +47,10 @@ class MemorySampler {
   bool complete() const { return phase_ == Phase::kDone; }
 
   // {"method", "interval_seconds", "samples", "baseline_anon_bytes", "peak_anon_bytes",
-  //  "peak_above_baseline_bytes", "drained_anon_bytes", "return_points": [{"after_seconds",
-  //  "at_seconds", "anon_bytes"}], "sampling_seconds", "complete", "problem"?}
+  //  "peak_above_baseline_bytes", "drained_anon_bytes", "drained_at_seconds", "timeline":
+  //  {"stride", "seconds", "anon_bytes"}, "return_points": [{"after_seconds", "at_seconds",
+  //  "anon_bytes"}], "sampling_seconds", "complete", "problem"?}. Timeline and drain times are
+  //  seconds since the replay began; return points' at_seconds since the drain.
   nlohmann::ordered_json to_json() const;
 
  private:
@@ -65,7 +69,9 @@ class MemorySampler {
   std::string pending_;  // bytes of a control line not yet terminated
   std::string problem_;
   Clock::time_point next_sample_{};
+  Clock::time_point replay_at_{};
   Clock::time_point drained_at_{};
+  RssTimeline timeline_;
   std::uint64_t samples_ = 0;
   std::uint64_t baseline_ = 0, peak_ = 0, drained_ = 0;
   struct ReturnPoint {

@@ -1,4 +1,4 @@
-// The raw-run JSON ("heapscope.raw-run", schema_version 3): everything a campaign measured and
+// The raw-run JSON ("heapscope.raw-run", schema_version 4): everything a campaign measured and
 // everything needed to re-run any sample. Written by `hsbench run` and `hsbench merge`, read by
 // `report`, `reproduce` and `run --resume`.
 //
@@ -15,7 +15,8 @@
 // Version 2 added the memory protocol (each sample's "memory", the campaign's "memory" and
 // "return_points_seconds"); version 3 the latency protocol (the campaign's "latency" fields, the
 // calibration's latency rate, each latency sample's measurement "latency": p50/p99/p99.9/max ns
-// and count). Versions 1 and 2 still load, report and publish, without memory / latency.
+// and count); version 4 each memory record's bounded RSS "timeline" and "drained_at_seconds".
+// Versions 1 to 3 still load, report and publish, without memory / latency / timelines.
 //
 // Sample ids are "<workload>/t<threads>/b<block>/<allocator>", unique within a run.
 // Files are replaced atomically (temp file + rename), so a reader never sees half a file.
@@ -31,7 +32,7 @@ namespace heapscope::harness {
 using Json = nlohmann::ordered_json;
 
 inline constexpr const char* kRawRunSchema = "heapscope.raw-run";
-inline constexpr int kRawRunSchemaVersion = 3;
+inline constexpr int kRawRunSchemaVersion = 4;
 inline constexpr int kRawRunOldestSchemaVersion = 1;
 
 class RawRunError : public std::runtime_error {

@@ -20,6 +20,9 @@ struct Memory {
   double baseline = 0, peak = 0;                   // RssAnon bytes: before the replay, its maximum
   double live = 0;                                 // the workload's peak live requested bytes
   std::vector<std::pair<double, double>> returns;  // (seconds after the drain, RssAnon bytes)
+  // RSS over the replay (raw-run version 4): seconds since the replay began, RssAnon bytes.
+  std::vector<double> timeline_seconds, timeline_bytes;
+  double drained_at = 0;
 };
 
 // What the open-loop latency protocol recorded for one sample (harness/docs/protocol.md#latency):
@@ -63,6 +66,13 @@ Memory memory_of(const Json& sample) {
   m.live = sample.at("measurement").value("peak_live_bytes", 0.0);
   for (const Json& p : j.at("return_points"))
     m.returns.emplace_back(p.at("after_seconds").get<double>(), p.at("anon_bytes").get<double>());
+  if (const auto t = j.find("timeline"); t != j.end()) {
+    m.timeline_seconds = t->at("seconds").get<std::vector<double>>();
+    m.timeline_bytes = t->at("anon_bytes").get<std::vector<double>>();
+    m.timeline_seconds.resize(std::min(m.timeline_seconds.size(), m.timeline_bytes.size()));
+    m.timeline_bytes.resize(m.timeline_seconds.size());
+    m.drained_at = j.value("drained_at_seconds", 0.0);
+  }
   return m;
 }
 
@@ -107,6 +117,33 @@ double return_point_value(const Memory& m, double after) {
     if (a == after) return v;
   }
   return std::nan("");
+}
+
+// The RSS curve of the sample whose peak is the median of `id`'s samples in the cell (the lower
+// median for an even count, ties to the earlier block), or null when no sample has a timeline.
+// One real curve rather than an average of curves, whose times would not line up.
+Json representative_timeline(const Cell& cell, const std::string& id) {
+  const auto it = cell.ok.find(id);
+  if (it == cell.ok.end()) return Json();
+  std::vector<const Point*> with;
+  for (const Point& p : it->second) {
+    if (p.memory.present && !p.memory.timeline_seconds.empty()) with.push_back(&p);
+  }
+  if (with.empty()) return Json();
+  std::stable_sort(with.begin(), with.end(), [](const Point* a, const Point* b) {
+    return a->memory.peak < b->memory.peak ||
+           (a->memory.peak == b->memory.peak && a->block < b->block);
+  });
+  const Point& p = *with[(with.size() - 1) / 2];
+  Json returns = Json::array();
+  for (const auto& [after, bytes] : p.memory.returns)
+    returns.push_back({{"after_seconds", after}, {"anon_bytes", bytes}});
+  return {{"block", p.block},
+          {"peak_anon_bytes", p.memory.peak},
+          {"drained_at_seconds", p.memory.drained_at},
+          {"seconds", p.memory.timeline_seconds},
+          {"anon_bytes", p.memory.timeline_bytes},
+          {"return_points", returns}};
 }
 
 // The memory block of a summary row, or null when no sample of `id` has memory. Effects are
@@ -154,7 +191,7 @@ Json memory_json(const Cell& cell, const std::string& id, const std::string& bas
             number_or_null(stats::median(values_only(memory_values(cell, id, above_at))))}}},
          {"effect_vs_baseline", effect(mine, memory_values(cell, base, at), name)}});
   }
-  return {
+  Json out{
       {"samples", peak.size()},
       {"baseline_anon_bytes", {{"median", number_or_null(stats::median(values_only(baseline)))}}},
       {"peak_anon_bytes", summary_to_json(stats::summarize(values_only(peak)))},
@@ -163,6 +200,9 @@ Json memory_json(const Cell& cell, const std::string& id, const std::string& bas
       {"fragmentation", summary_to_json(stats::summarize(values_only(frag)))},
       {"peak_effect_vs_baseline", effect(peak, base_peak, "peak_anon_bytes")},
       {"return_points", returns}};
+  if (Json timeline = representative_timeline(cell, id); !timeline.is_null())
+    out["timeline"] = std::move(timeline);
+  return out;
 }
 
 // One latency value of every sample of `id` that has latency, by block.

@@ -21,7 +21,7 @@ struct Summary;
 namespace heapscope::harness {
 
 inline constexpr const char* kSummarySchema = "heapscope.campaign-summary";
-inline constexpr int kSummarySchemaVersion = 1;
+inline constexpr int kSummarySchemaVersion = 2;
 
 // The baseline a summary compares against: the override, else the run's (glibc when unset).
 std::string summary_baseline(const Json& raw, const std::string& baseline_override);

@@ -39,7 +39,7 @@ TEST(Campaign, TinyCampaignRecordsEverythingAndReports) {
   EXPECT_TRUE(contains(r.err, "ETA")) << r.err;
   const auto raw = read_json(dir / "raw.json");
   EXPECT_EQ(raw["schema"], "heapscope.raw-run");
-  EXPECT_EQ(raw["schema_version"], 3);
+  EXPECT_EQ(raw["schema_version"], 4);
   EXPECT_EQ(raw["complete"], true);
   EXPECT_EQ(raw["seed"], 77);
   EXPECT_EQ(raw["campaign"]["seed"], 77);

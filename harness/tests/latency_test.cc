@@ -83,7 +83,7 @@ TEST(Latency, RateIsALoadFractionOfTheCalibratedCapacity) {
                                    dir / "raw.json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const Json raw = read_json(dir / "raw.json");
-  EXPECT_EQ(raw["schema_version"], 3);
+  EXPECT_EQ(raw["schema_version"], 4);
   EXPECT_EQ(raw["campaign"]["latency"], true);
   const Json& cal = raw["calibration"][0];
   ASSERT_TRUE(cal.contains("latency_rate_ops_per_sec")) << cal.dump();
@@ -156,7 +156,7 @@ TEST(LatencyControls, PlantedStallMovesP999NotP50AndAaP50IsEquivalent) {
   // a site the site's schemas accept.
   EXPECT_TRUE(contains(rep.out, "latency: open loop")) << rep.out;
   const Json raw = read_json(dir / "raw.json");
-  EXPECT_EQ(raw["schema_version"], 3);
+  EXPECT_EQ(raw["schema_version"], 4);
   for (const Json& s : raw["samples"]) {
     ASSERT_EQ(s["status"], "ok") << s.dump();
     const Json& l = s["measurement"]["latency"];

@@ -3,6 +3,7 @@
 // (tests/memory_shim.c), the stream's exclusion, the return points, and the paired effects.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -48,6 +49,25 @@ TEST(Memory, KnownFootprintMeasuredWithinTolerance) {
   EXPECT_LE(above, 64.5 * kMiB);
   // The arena is never freed: still there after the drain.
   EXPECT_GE(above_baseline(m, m["return_points"][0]["anon_bytes"].get<double>()), 64 * kMiB);
+
+  // The timeline (harness/campaign/rss_timeline.h) starts at the pre-replay reading, ends at
+  // the drain, and keeps the peak exactly: each point is the largest of its readings.
+  const auto& t = m["timeline"];
+  ASSERT_GE(t["seconds"].size(), 2u);
+  ASSERT_EQ(t["seconds"].size(), t["anon_bytes"].size());
+  EXPECT_LE(t["seconds"].size(), 64u + 3u);
+  EXPECT_EQ(t["seconds"][0], 0.0);
+  EXPECT_EQ(t["anon_bytes"][0], m["baseline_anon_bytes"]);
+  EXPECT_EQ(t["anon_bytes"].back(), m["drained_anon_bytes"]);
+  EXPECT_NEAR(t["seconds"].back().get<double>(), m["drained_at_seconds"].get<double>(), 1e-6);
+  std::uint64_t top = 0;
+  double last = -1;
+  for (std::size_t i = 0; i < t["seconds"].size(); ++i) {
+    EXPECT_GT(t["seconds"][i].get<double>(), last) << "times ascend";
+    last = t["seconds"][i].get<double>();
+    top = std::max(top, t["anon_bytes"][i].get<std::uint64_t>());
+  }
+  EXPECT_EQ(top, m["peak_anon_bytes"].get<std::uint64_t>());
 }
 
 // A long tiny-hot stream (tens of MiB, materialized before the replay) must not show in the
@@ -152,7 +172,7 @@ TEST(Memory, AaControlHasNoPeakEffectAndFootprintShimIsFlagged) {
   std::cout << rep.out;
   EXPECT_TRUE(contains(rep.out, "memory: RssAnon"));
   const auto raw = read_json(dir / "raw.json");
-  EXPECT_EQ(raw["schema_version"], 3);
+  EXPECT_EQ(raw["schema_version"], 4);
   const auto summary = read_json(dir / "s.json");
   const auto aa = summary_row(summary, "long-lived", 1, "glibc-aa")["memory"];
   const auto& aa_effect = aa["peak_effect_vs_baseline"];
@@ -191,13 +211,13 @@ TEST(Memory, SchemaVersion1RawRunStillReportsAndPublishes) {
 
 // A raw run claiming a future schema version is refused by name.
 TEST(Memory, FutureSchemaVersionIsRefused) {
-  ScratchDir dir("memory-v4");
+  ScratchDir dir("memory-v5");
   auto raw = read_json(HS_REPORT_TESTDATA "/campaign.raw.json");
-  raw["schema_version"] = 4;
+  raw["schema_version"] = 5;
   std::ofstream(dir / "raw.json") << raw.dump();
   const CommandResult rep = hsbench({"report", dir / "raw.json"});
   EXPECT_NE(rep.exit_code, 0);
-  EXPECT_TRUE(contains(rep.err, "schema_version 4 is not supported")) << rep.err;
+  EXPECT_TRUE(contains(rep.err, "schema_version 5 is not supported")) << rep.err;
 }
 
 }  // namespace

@@ -64,8 +64,21 @@ TEST(Schemas, RejectDriftAtEveryLevel) {
   unknown_top["surprise"] = 1;
   EXPECT_TRUE(rejected(unknown_top, Schema::kRawRun));
   Json bad_version = raw;
-  bad_version["schema_version"] = 4;
+  bad_version["schema_version"] = 5;
   EXPECT_TRUE(rejected(bad_version, Schema::kRawRun));
+  // Version 4: the memory record's timeline is typed and closed.
+  Json version_4 = fixture_raw_run({.protocols = true});
+  ASSERT_EQ(version_4["schema_version"], 4);
+  EXPECT_FALSE(rejected(version_4, Schema::kRawRun));
+  Json& timeline = version_4["samples"][0]["memory"]["timeline"];
+  timeline["stride"] = 0;
+  EXPECT_TRUE(rejected(version_4, Schema::kRawRun));
+  timeline["stride"] = 1;
+  timeline["anon_bytes"][0] = -1;
+  EXPECT_TRUE(rejected(version_4, Schema::kRawRun));
+  timeline["anon_bytes"][0] = 1;
+  timeline["extra"] = true;
+  EXPECT_TRUE(rejected(version_4, Schema::kRawRun));
   Json version_3 = raw;  // the latency protocol's version; its "latency" record is typed
   version_3["schema_version"] = 3;
   EXPECT_FALSE(rejected(version_3, Schema::kRawRun));

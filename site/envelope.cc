@@ -79,18 +79,34 @@ Json methodology_of(const Json& raw, const Json& summary) {
   return m;
 }
 
-Json not_collected() {
-  return Json::array(
-      {{{"metric", "memory-timeline"},
-        {"reason",
-         "RSS over time is not charted yet: each sample records its peak RssAnon and the "
-         "return points after the drain (the paired-effect table), not the whole curve"}},
-       {{"metric", "latency"},
-        {"reason", "per-operation latency percentiles are not measured yet"}},
-       {{"metric", "profiler-tax"},
-        {"reason",
-         "the profiler's cost (engine-prof against engine) has no panel of its own; when a run "
-         "has both, each one's effect against the baseline is in the paired-effect table"}}});
+// What this run's summary has no data for, each with the reason and how to collect it.
+Json not_collected(const Json& summary) {
+  bool timeline = false, latency = false;
+  for (const Json& cell : summary["cells"]) {
+    for (const Json& row : cell["allocators"]) {
+      timeline |= row.contains("memory") && row["memory"].contains("timeline");
+      latency |= row.contains("latency");
+    }
+  }
+  const bool pairs = summary.contains("pairs") && !summary["pairs"].empty();
+  Json out = Json::array();
+  if (!timeline) {
+    out.push_back({{"metric", "memory-timeline"},
+                   {"reason",
+                    "this run has no RSS timelines (the memory protocol records them from raw-run "
+                    "schema version 4; application runs have none)"}});
+  }
+  if (!latency) {
+    out.push_back({{"metric", "latency"},
+                   {"reason", "this run did not measure latency (hsbench run --latency)"}});
+  }
+  if (!pairs) {
+    out.push_back({{"metric", "profiler-tax"},
+                   {"reason",
+                    "this run has no paired comparisons besides the baseline's (the tax campaign, "
+                    "or hsbench run --pair CANDIDATE:REFERENCE)"}});
+  }
+  return out;
 }
 
 // The raw run as shipped: whole when small, else only the representative samples.
@@ -184,7 +200,7 @@ PublishedRun publish_run(const RunInput& in) {
       {"headline", headline_numbers(in.summary)},
   };
   if (raw.contains("application")) out.entry["application"] = raw["application"];
-  out.entry["not_collected"] = not_collected();
+  out.entry["not_collected"] = not_collected(in.summary);
   return out;
 }
 

@@ -9,6 +9,7 @@
 #include "charts.h"
 #include "number_format.h"
 #include "page_common.h"
+#include "panels.h"
 
 namespace heapscope::site {
 namespace {
@@ -399,24 +400,33 @@ std::string application_section(const Json& run) {
   return out + "</section>\n";
 }
 
+// The panels that no run of this publication has data for (each run lists what it lacks).
 std::string not_collected_section(const Json& latest) {
-  std::string out =
-      "<section aria-labelledby=\"pending\"><h2 id=\"pending\">Not collected yet</h2>\n"
-      "<p>These panels have no data: nothing below is a measurement.</p>\n<div class=\"cards\">\n";
-  const Json& first = latest["runs"][0];
   const std::pair<const char*, const char*> titles[] = {{"memory-timeline", "Memory over time"},
                                                         {"latency", "Latency percentiles"},
                                                         {"profiler-tax", "Profiler tax"}};
-  for (const Json& item : first["not_collected"]) {
+  std::string cards;
+  for (const Json& item : latest["runs"][0]["not_collected"]) {
+    bool in_every_run = true;
+    for (const Json& run : latest["runs"]) {
+      bool listed = false;
+      for (const Json& other : run["not_collected"]) listed |= other["metric"] == item["metric"];
+      in_every_run &= listed;
+    }
+    if (!in_every_run) continue;
     std::string title = item["metric"].get<std::string>();
     for (const auto& [metric, label] : titles) {
       if (title == metric) title = label;
     }
-    out += "<div class=\"card pending\" role=\"note\"><h3>" + html_escape(title) +
-           "</h3><p>Not collected yet: " + html_escape(item["reason"].get<std::string>()) +
-           ".</p></div>\n";
+    cards += "<div class=\"card pending\" role=\"note\"><h3>" + html_escape(title) +
+             "</h3><p>Not collected yet: " + html_escape(item["reason"].get<std::string>()) +
+             ".</p></div>\n";
   }
-  return out + "</div></section>\n";
+  if (cards.empty()) return "";
+  return "<section aria-labelledby=\"pending\"><h2 id=\"pending\">Not collected yet</h2>\n"
+         "<p>No run of this publication has data for these panels: nothing below is a "
+         "measurement.</p>\n<div class=\"cards\">\n" +
+         cards + "</div></section>\n";
 }
 
 }  // namespace
@@ -449,17 +459,28 @@ std::string index_page(const SiteModel& model) {
             html_escape(run_heading(run)) + "</h2>\n";
     if (is_throughput_run(run)) {
       const std::string a = anchor(id);
+      const std::string pareto = pareto_panel(run, allocs);
+      const std::string pairs = pairs_panel(run);
       body += "<p class=\"toc\">On this run: <a href=\"#" + a +
-              "-throughput\">throughput</a> · <a href=\"#" + a +
-              "-memory\">peak memory</a> · <a href=\"#" + a +
-              "-history\">history</a> · <a href=\"#" + a +
-              "-effects\">paired effects</a> · <a href=\"scaling.html#" + a +
+              "-throughput\">throughput</a> · <a href=\"#" + a + "-memory\">peak memory</a> · " +
+              (pareto.empty() ? "" : "<a href=\"#" + a + "-pareto\">speed vs memory</a> · ") +
+              (pairs.empty() ? "" : "<a href=\"#" + a + "-pairs\">paired comparisons</a> · ") +
+              "<a href=\"#" + a + "-history\">history</a> · <a href=\"#" + a +
+              "-effects\">paired effects</a> · <a href=\"memory.html#" + a +
+              "\">memory over time</a> · <a href=\"latency.html#" + a +
+              "\">latency</a> · <a href=\"scaling.html#" + a +
               "\">thread scaling</a> · <a href=\"provenance.html#" + a + "\">provenance</a></p>\n";
       body += headline_table(run);
       body += "<h3 id=\"" + a + "-throughput\">Throughput relative to the baseline</h3>\n" +
               throughput_charts(run, allocs);
       body += "<h3 id=\"" + a + "-memory\">Peak memory relative to the baseline</h3>\n" +
               rss_charts(run, allocs);
+      if (!pareto.empty()) {
+        body += "<h3 id=\"" + a + "-pareto\">Speed against memory</h3>\n" + pareto;
+      }
+      if (!pairs.empty()) {
+        body += "<h3 id=\"" + a + "-pairs\">Paired comparisons (profiler tax)</h3>\n" + pairs;
+      }
       body += "<h3 id=\"" + a + "-history\">History</h3>\n" + history_section(model, run, allocs);
       body += "<h3 id=\"" + a + "-effects\">Paired effects</h3>\n" + effects_table(run);
       body += problems_section(run["summary"]);

@@ -5,7 +5,7 @@ Publishes two fixture runs with the same comparison key (so the history chart ha
 points), opens every page from file:// and requires: the load event, no console errors or
 exceptions, no network request other than file:// inside the site directory, and on the
 chart pages SVG charts with data marks, titles and role="img". Takes a full-page screenshot
-of index.html and prints its path.
+of each chart page (index.png, scaling.png, memory.png, latency.png) and prints its path.
 
 Chromium is driven over the DevTools protocol on a pipe (--remote-debugging-pipe: commands
 are written to the browser's fd 3 and replies read from its fd 4, each a JSON message ended
@@ -22,8 +22,9 @@ import sys
 import tempfile
 import time
 
-PAGES = ["index.html", "scaling.html", "provenance.html", "reproduce.html"]
-CHART_PAGES = {"index.html", "scaling.html"}
+PAGES = ["index.html", "scaling.html", "memory.html", "latency.html", "provenance.html",
+         "reproduce.html"]
+CHART_PAGES = {"index.html", "scaling.html", "memory.html", "latency.html"}
 
 
 class Browser:
@@ -174,9 +175,12 @@ def publish(args, work):
     raws = []
     for n, created in enumerate(["2026-01-01T00:00:00Z", "2026-01-02T00:00:00Z"]):
         raw = os.path.join(work, "raw-%d.json" % n)
+        # The newer run carries the memory and latency protocols and a pair (raw-run v4), the
+        # older is a v1 run: both publish, and the memory and latency pages have data.
         subprocess.run([args.fixture, "--out", raw, "--allocators", "7", "--workloads", "4",
                         "--threads", "1,2,4,8", "--blocks", "6", "--seed", str(100 + n),
-                        "--created", created, "--engine-version", "0.1.0+%07d" % n], check=True)
+                        "--created", created, "--engine-version", "0.1.0+%07d" % n]
+                       + (["--protocols"] if n == 1 else []), check=True)
         raws.append(raw)
     site = os.path.join(work, "site")
     history = os.path.join(work, "history.jsonl")
@@ -221,13 +225,13 @@ def main():
             print("%-16s charts=%-3d marks=%-5d requests=%d, all file:// inside the site: %s"
                   % (page, facts["charts"], facts["marks"], facts["requests"],
                      "no" if any(": network" in p for p in problems) else "yes"))
-            if page == "index.html":
+            if page in CHART_PAGES:
                 size = browser.send("Page.getLayoutMetrics", session=session)["cssContentSize"]
                 shot = browser.send("Page.captureScreenshot", {
                     "format": "png", "captureBeyondViewport": True,
                     "clip": {"x": 0, "y": 0, "width": 1280,
                              "height": min(size["height"], 6000), "scale": 1}}, session=session)
-                path = os.path.join(args.work, "index.png")
+                path = os.path.join(args.work, page.replace(".html", ".png"))
                 with open(path, "wb") as f:
                     f.write(base64.b64decode(shot["data"]))
                 print("screenshot: %s" % path)

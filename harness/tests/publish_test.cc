@@ -9,6 +9,7 @@
 #include <chrono>
 #include <filesystem>
 #include <map>
+#include <set>
 
 #include "base/sha256.h"
 #include "harness/tests/campaign_test_util.h"
@@ -269,6 +270,77 @@ TEST(publish, HistoryOnlyGrowsAndRefusesARunTwice) {
   const auto row3 = nlohmann::json::parse(read_file(history).substr(two.size()));
   EXPECT_NE(row3["comparison_key"], row1["comparison_key"]);
   EXPECT_EQ(hsbench({"verify", site.string()}).exit_code, 0);
+}
+
+std::size_t count(const std::string& text, const std::string& needle) {
+  std::size_t n = 0;
+  for (auto at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
+  return n;
+}
+
+// A run with the memory and latency protocols and a pair (raw-run v4, through the real report)
+// draws every panel: a memory-over-time chart per cell with a line per allocator, the latency
+// bars, the speed-memory scatter and the pair's bars, and no "not collected" card. A v1 run
+// published beside it keeps its own panels and the site lists only what neither has.
+TEST(publish, ProtocolsRunDrawsMemoryLatencyParetoAndPairs) {
+  ScratchDir dir("publish-protocols");
+  constexpr std::size_t kAllocators = 4, kWorkloads = 2, kThreads = 2;
+  const std::string raw = write_fixture(
+      dir, "v4.json",
+      {.allocators = kAllocators, .workloads = kWorkloads, .blocks = 5, .protocols = true});
+  const fs::path site = dir.path() / "site";
+  const CommandResult r = hsbench({"publish", raw, "--out", site.string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ASSERT_EQ(hsbench({"verify", site.string()}).exit_code, 0);
+
+  const auto latest = nlohmann::json::parse(read_file(site / "latest.json"));
+  const auto& summary = latest["runs"][0]["summary"];
+  EXPECT_EQ(summary["schema_version"], 2);
+  EXPECT_EQ(latest["runs"][0]["not_collected"], nlohmann::json::array());
+  ASSERT_EQ(summary["pairs"].size(), 1u);
+  for (const auto& cell : summary["cells"]) {
+    for (const auto& row : cell["allocators"]) {
+      const auto& t = row["memory"]["timeline"];
+      EXPECT_EQ(t["seconds"].size(), 41u);  // the fixture's 40 steps and the drain
+      EXPECT_EQ(t["return_points"].size(), 3u);
+      EXPECT_EQ(t["peak_anon_bytes"], row["memory"]["peak_anon_bytes"]["median"])
+          << "5 samples: the curve is the median-peak sample's";
+    }
+  }
+
+  // Memory over time: per cell, every allocator's peak, drain and three return points.
+  const std::string memory = read_file(site / "memory.html");
+  EXPECT_EQ(count(memory, "role=\"img\""), kWorkloads * kThreads);
+  EXPECT_EQ(count(memory, "class=\"mark\""), kWorkloads * kThreads * kAllocators * 5);
+  EXPECT_EQ(count(memory, ">drained<"), kWorkloads * kThreads);
+  // Latency: a chart per thread count, a bar per candidate at p50, p99 and p99.9 per workload.
+  const std::string latency = read_file(site / "latency.html");
+  EXPECT_EQ(count(latency, "role=\"img\""), kThreads);
+  EXPECT_EQ(count(latency, "class=\"mark\""), kThreads * kWorkloads * 3 * (kAllocators - 1));
+  // Overview: the scatter (a point per allocator) and the pair's chart per thread count.
+  const std::string index = read_file(site / "index.html");
+  EXPECT_TRUE(contains(index, "Speed against memory")) << "no scatter";
+  EXPECT_TRUE(contains(index, "Pareto front")) << "no front named";
+  EXPECT_TRUE(contains(index, "Paired comparisons, 1 thread")) << "no pair chart";
+  EXPECT_TRUE(contains(index, "engine vs engine-noprof")) << "no pair name";
+  EXPECT_FALSE(contains(index, "Not collected yet"));
+
+  // Beside a v1 run (no memory, latency or pair) every panel still has a run with data.
+  const std::string old = write_fixture(
+      dir, "v1.json", {.allocators = 3, .workloads = 1, .created = "2026-05-05T00:00:00Z"});
+  const fs::path both = dir.path() / "both";
+  ASSERT_EQ(hsbench({"publish", raw, old, "--out", both.string()}).exit_code, 0);
+  EXPECT_FALSE(contains(read_file(both / "index.html"), "Not collected yet"));
+  std::multiset<std::size_t> missing;
+  const auto mixed = nlohmann::json::parse(read_file(both / "latest.json"));
+  for (const auto& run : mixed["runs"]) missing.insert(run["not_collected"].size());
+  EXPECT_EQ(missing, (std::multiset<std::size_t>{0, 3}));
+  // The v1 run alone: the three cards, and pages that say there is nothing to draw.
+  const fs::path alone = dir.path() / "alone";
+  ASSERT_EQ(hsbench({"publish", old, "--out", alone.string()}).exit_code, 0);
+  EXPECT_TRUE(contains(read_file(alone / "index.html"), "Not collected yet"));
+  EXPECT_EQ(count(read_file(alone / "memory.html"), "class=\"mark\""), 0u);
+  EXPECT_TRUE(contains(read_file(alone / "latency.html"), "No published run measured latency"));
 }
 
 // Target: a 7 x 10 x 4 x 20 campaign publishes in < 2 s and the site stays < 5 MiB; every

@@ -1,5 +1,6 @@
 #include "site/testing/fixture_campaign.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -36,6 +37,60 @@ std::string library_of(const std::string& id) {
 }
 
 Json number_or_null(double v) { return std::isfinite(v) ? Json(v) : Json(); }
+
+const std::vector<double> kReturnPoints = {0.1, 1.0, 5.0};
+
+// What the memory and latency protocols add to the sample of the allocator at `index`: a
+// replay whose RssAnon ramps up to a peak that grows with the index, then keeps a share of it
+// after the drain that falls at each return point (odd indexes keep more), and latency
+// percentiles that grow with the index. `jitter` is in [0.9, 1.1).
+void add_protocols(Json& sample, std::size_t index, double jitter) {
+  const double a = static_cast<double>(index);
+  const std::uint64_t baseline = 600 * 1024;
+  const double above = 4.0 * 1048576 * (1 + 0.3 * a) * jitter;
+  const double replay_seconds = 0.2 * (1 + 0.1 * a) * jitter;
+  const double kept = index % 2 == 1 ? 0.8 : 0.25;
+  Json seconds = Json::array(), bytes = Json::array();
+  constexpr int kPoints = 40;
+  std::uint64_t peak = baseline;
+  for (int i = 0; i <= kPoints; ++i) {
+    const double share = static_cast<double>(i) / kPoints;
+    const double level = i == kPoints ? kept : std::sin(share * 2.6);
+    const auto b = baseline + static_cast<std::uint64_t>(above * std::clamp(level, 0.0, 1.0));
+    peak = std::max(peak, b);
+    seconds.push_back(std::round(share * replay_seconds * 1e6) / 1e6);
+    bytes.push_back(b);
+  }
+  Json returns = Json::array();
+  double held = kept;
+  for (const double after : kReturnPoints) {
+    held *= index % 2 == 1 ? 0.95 : 0.5;
+    returns.push_back({{"after_seconds", after},
+                       {"at_seconds", after + 0.0004},
+                       {"anon_bytes", baseline + static_cast<std::uint64_t>(above * held)}});
+  }
+  sample["measurement"]["peak_live_bytes"] = static_cast<std::uint64_t>(3.0 * 1048576);
+  sample["measurement"]["latency"] = {
+      {"method", "open-loop-intended-start-v1"},
+      {"rate_ops_per_sec", 5e6},
+      {"count", 1000000},
+      {"p50_ns", static_cast<std::uint64_t>(180 * (1 + 0.1 * a) * jitter)},
+      {"p99_ns", static_cast<std::uint64_t>(1500 * (1 + 0.2 * a) * jitter)},
+      {"p999_ns", static_cast<std::uint64_t>(12000 * (1 + 0.4 * a) * jitter)},
+      {"max_ns", static_cast<std::uint64_t>(900000 * jitter)}};
+  sample["memory"] = {{"method", "proc-statm-anon-v1"},
+                      {"interval_seconds", 0.002},
+                      {"samples", 120},
+                      {"baseline_anon_bytes", baseline},
+                      {"peak_anon_bytes", peak},
+                      {"peak_above_baseline_bytes", peak - baseline},
+                      {"drained_anon_bytes", bytes.back()},
+                      {"drained_at_seconds", seconds.back()},
+                      {"timeline", {{"stride", 1}, {"seconds", seconds}, {"anon_bytes", bytes}}},
+                      {"return_points", returns},
+                      {"sampling_seconds", 0.001},
+                      {"complete", true}};
+}
 
 // One allocator's ok samples in one cell, by block.
 struct Series {
@@ -191,6 +246,15 @@ Json fixture_raw_run(const FixtureSpec& spec) {
            {"calibration", Json::array()},
            {"orders", Json::array()},
            {"samples", Json::array()}};
+  if (spec.protocols && !spec.application) {
+    raw["schema_version"] = 4;
+    raw["campaign"]["memory"] = true;
+    raw["campaign"]["return_points_seconds"] = kReturnPoints;
+    raw["campaign"]["latency"] = true;
+    if (allocators.size() >= 3) {
+      raw["campaign"]["pairs"] = Json::array({Json::array({allocators[1], allocators[2]})});
+    }
+  }
   if (spec.application) {
     raw["application"] = {
         {"argv", {"/usr/bin/fixture-app", "--size", "3"}}, {"cwd", "/tmp"}, {"same_output", true}};
@@ -268,19 +332,21 @@ Json fixture_raw_run(const FixtureSpec& spec) {
                                               std::to_string(b),
                                               "--expect-allocator",
                                               library_of(id)};
-          raw["samples"].push_back({{"id", sample_id},
-                                    {"workload", w},
-                                    {"threads", t},
-                                    {"block", b},
-                                    {"position", a},
-                                    {"allocator", id},
-                                    {"argv", argv},
-                                    {"env", {"PATH=/usr/bin:/bin", "LD_PRELOAD=" + library_of(id)}},
-                                    {"seeds", {{"campaign", spec.seed}, {"block", b}}},
-                                    {"host", "fixture-host"},
-                                    {"wall_seconds", 0.3},
-                                    {"status", "ok"},
-                                    {"measurement", measurement}});
+          Json sample{{"id", sample_id},
+                      {"workload", w},
+                      {"threads", t},
+                      {"block", b},
+                      {"position", a},
+                      {"allocator", id},
+                      {"argv", argv},
+                      {"env", {"PATH=/usr/bin:/bin", "LD_PRELOAD=" + library_of(id)}},
+                      {"seeds", {{"campaign", spec.seed}, {"block", b}}},
+                      {"host", "fixture-host"},
+                      {"wall_seconds", 0.3},
+                      {"status", "ok"},
+                      {"measurement", measurement}};
+          if (spec.protocols && !spec.application) add_protocols(sample, a, noise.next());
+          raw["samples"].push_back(std::move(sample));
         }
       }
     }

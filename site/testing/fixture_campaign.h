@@ -1,9 +1,9 @@
-// Synthetic raw runs ("heapscope.raw-run" v1) for the site tests and the publish timing
-// target: any number of allocators, workloads, thread counts and blocks, with sample records
-// shaped like `hsbench run`'s (argv, env, seeds, host, child measurement). Deterministic for
-// a given FixtureSpec. Optionally an application run shaped like `hsbench app`'s.
-// Both documents are site-level types (site/schemas), so the site's tests need nothing above
-// the site: fixture_summary stands in for the harness's report of a raw run.
+// Synthetic raw runs ("heapscope.raw-run" v1, or v4 with the protocols) for the site tests and the
+// publish timing target: any number of allocators, workloads, thread counts and blocks, with sample
+// records shaped like `hsbench run`'s (argv, env, seeds, host, child measurement). Deterministic
+// for a given FixtureSpec. Optionally an application run shaped like `hsbench app`'s. Both
+// documents are site-level types (site/schemas), so the site's tests need nothing above the site:
+// fixture_summary stands in for the harness's report of a raw run.
 #pragma once
 
 #include <cstdint>
@@ -24,6 +24,10 @@ struct FixtureSpec {
   std::string engine_version = "0.1.0+abc1234";
   unsigned host_cpus = 2;    // threads above this are oversubscribed
   bool application = false;  // an `hsbench app` style run (workload app:<name>)
+  // A campaign run of schema version 4 with the memory protocol (timelines, return points at
+  // +0.1/+1/+5 s), latency percentiles in every measurement, and one pair besides the
+  // baseline's (the second allocator against the third, when there are three).
+  bool protocols = false;
 };
 
 nlohmann::ordered_json fixture_raw_run(const FixtureSpec& spec);

@@ -20,6 +20,10 @@ int main(int argc, char** argv) {
       spec.application = true;
       continue;
     }
+    if (arg == "--protocols") {
+      spec.protocols = true;
+      continue;
+    }
     if (value == nullptr) {
       std::fprintf(stderr, "hs-site-fixture: %s needs a value\n", arg.c_str());
       return 2;
@@ -54,7 +58,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr,
                  "usage: hs-site-fixture --out FILE [--allocators 1..8] [--workloads N] "
                  "[--threads 1,2] [--blocks N] [--seed S] [--campaign NAME] "
-                 "[--created TIME] [--engine-version V] [--application]\n");
+                 "[--created TIME] [--engine-version V] [--application] [--protocols]\n");
     return 2;
   }
   std::ofstream(out) << heapscope::site::testing::fixture_raw_run(spec).dump(1) << '\n';

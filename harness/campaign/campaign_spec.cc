@@ -72,6 +72,17 @@ std::optional<CampaignSpec> builtin_campaign(const std::string& name) {
     spec.return_points_seconds = {0.1};
     return spec;
   }
+  if (name == "quick-latency") {
+    spec.workloads = {"tiny-hot", "general-mix", "cross-thread"};
+    spec.threads = {1, 2};
+    spec.blocks = 5;
+    spec.target_min_seconds = 0.1;
+    spec.target_max_seconds = 0.3;
+    spec.timeout_seconds = 60;
+    spec.return_points_seconds = {0.1};
+    spec.latency = true;
+    return spec;
+  }
   if (name == "tax") {
     spec.workloads = {"tiny-hot", "general-mix", "cross-thread"};
     spec.threads = {1, 2};
@@ -91,7 +102,7 @@ std::optional<CampaignSpec> builtin_campaign(const std::string& name) {
   }
   if (name == "headline") {
     spec.workloads.assign(workloads::kWorkloadNames.begin(), workloads::kWorkloadNames.end());
-    spec.threads = {1, 2, 4, 8};
+    spec.threads = {1, 2, 4, 8, 16};
     spec.blocks = 20;
     spec.target_min_seconds = 0.5;
     spec.target_max_seconds = 2.0;
@@ -212,8 +223,9 @@ CampaignSpec load_campaign(const std::string& name_or_path) {
   if (auto spec = builtin_campaign(name_or_path)) return *spec;
   std::ifstream in(name_or_path);
   if (!in) {
-    throw CampaignError("campaign '" + name_or_path +
-                        "' is neither a built-in (quick, headline, tax) nor a readable file");
+    throw CampaignError(
+        "campaign '" + name_or_path +
+        "' is neither a built-in (quick, quick-latency, headline, tax) nor a readable file");
   }
   std::stringstream text;
   text << in.rdbuf();

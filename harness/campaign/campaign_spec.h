@@ -67,7 +67,11 @@ struct CampaignSpec {
 
 // "quick": the README's main job (4 workloads, threads 1 and 2, 5 blocks, ~0.2 s samples, one
 // return point at +0.1 s so the job stays short).
-// "headline": every workload, threads 1, 2, 4, 8, 20 blocks, 0.5–2 s samples. The percentile
+// "quick-latency": the main job's latency run: quick's three small-object workloads at 1 and 2
+// threads, 5 blocks, open-loop at half the baseline's capacity (latency samples are paced, so
+// their throughput is the schedule's: latency and throughput are separate campaigns).
+// "headline": every workload, threads 1, 2, 4, 8, 16 (oversubscribed above the host's CPUs,
+// marked so), 20 blocks, 0.5–2 s samples. The percentile
 // bootstrap of a median covers ~92–94% at 15–21 blocks (stats/README.md), hence 20, not 15.
 // "tax": the profilers' costs as pairs (harness/docs/protocol.md#pairs): engine against
 // engine-noprof (compiled in, stopped), engine-prof against engine (running, 512 KiB),

@@ -74,6 +74,24 @@ TEST(CampaignSpec, RefusesDeeplyNestedFiles) {
   std::filesystem::remove(path);
 }
 
+// The main job's two campaigns: throughput and memory in `quick`, latency (paced samples) in
+// `quick-latency`, on cells quick also has; headline's thread points reach 16.
+TEST(CampaignSpec, MainJobCampaignsSplitThroughputAndLatency) {
+  const CampaignSpec quick = load_campaign("quick");
+  const CampaignSpec latency = load_campaign("quick-latency");
+  EXPECT_FALSE(quick.latency);
+  EXPECT_TRUE(latency.latency);
+  EXPECT_EQ(latency.latency_load, 0.5);
+  for (const std::string& w : latency.workloads) {
+    EXPECT_NE(std::find(quick.workloads.begin(), quick.workloads.end(), w), quick.workloads.end())
+        << w;
+  }
+  EXPECT_EQ(campaign_from_json(campaign_to_json(latency)).latency, true);
+  EXPECT_EQ(load_campaign("headline").threads, (std::vector<unsigned>{1, 2, 4, 8, 16}));
+  EXPECT_NE(refusal([] { load_campaign("no-such-campaign"); }).find("quick-latency"),
+            std::string::npos);
+}
+
 // Pairs (protocol.md#pairs): the tax campaign's four, a round trip through JSON, and every
 // malformed pair refused with what is wrong.
 TEST(CampaignSpec, PairsRoundTripAndTaxHasTheProfilersFour) {

@@ -65,8 +65,9 @@ void add_plan_command(CLI::App& app, CommandAction& run) {
   auto o = std::make_shared<PlanOptions>();
   CLI::App* cmd = app.add_subcommand(
       "plan", "Calibrate a campaign and write one job file per block (for run-block/merge)");
-  cmd->add_option("campaign", o->campaigns,
-                  "Campaigns: quick, headline, tax or a campaign FILE.json (one or more)")
+  cmd->add_option(
+         "campaign", o->campaigns,
+         "Campaigns: quick, quick-latency, headline, tax or a campaign FILE.json (one or more)")
       ->required();
   cmd->add_option("--out", o->out, "Directory for the job files, created when missing (required)")
       ->required();

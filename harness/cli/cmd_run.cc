@@ -127,7 +127,7 @@ void add_run_command(CLI::App& app, CommandAction& run) {
       "run", "Run a campaign: workloads x thread points x allocators x balanced paired blocks");
   std::vector<CLI::Option*> shaping;
   cmd->add_option("--campaign", o->campaign,
-                  "Campaign: quick, headline, tax or a campaign FILE.json")
+                  "Campaign: quick, quick-latency, headline, tax or a campaign FILE.json")
       ->capture_default_str();
   shaping.push_back(
       cmd->add_option("--allocators", o->allocators,

@@ -76,7 +76,7 @@ struct TimelineChart {
   std::string id, title, desc;
   std::vector<std::string> return_labels;  // e.g. "+0.1 s", "+1 s", "+5 s"
   std::vector<TimelineSeries> series;
-  double width = 560, height = 320;
+  double width = 520, height = 320;
 };
 
 // RssAnon in MiB from 0 against the replay's progress, a dashed "drained" line, then the

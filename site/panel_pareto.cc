@@ -47,12 +47,15 @@ std::string pareto_panel(const Json& run, const RunAllocators& allocs) {
   }
   if (chart.points.size() < 2) return "";
   // The Pareto front: no other allocator is at least as fast with at most as much memory.
+  // Points close together overlap in the chart, so the table beside it lists them all.
   std::string front;
+  std::vector<std::vector<std::string>> rows;
   for (ScatterPoint& p : chart.points) {
     bool dominated = false;
     for (const ScatterPoint& q : chart.points) {
       dominated |= &q != &p && q.x <= p.x && q.y >= p.y && (q.x < p.x || q.y > p.y);
     }
+    rows.push_back({html_escape(p.label), ratio(p.y), ratio(p.x), dominated ? "" : "yes"});
     if (dominated) continue;
     front += (front.empty() ? "" : ", ") + p.label;
     p.tooltip += "; on the Pareto front";
@@ -62,7 +65,10 @@ std::string pareto_panel(const Json& run, const RunAllocators& allocs) {
                "allocator both faster and smaller): " +
                front + ".";
   return "<figure>" + scatter_chart(chart) + "<figcaption>" + html_escape(chart.desc) +
-         "</figcaption></figure>\n";
+         "</figcaption></figure>\n" +
+         html_table({"allocator", "ops/s / " + html_escape(baseline),
+                     "peak RssAnon / " + html_escape(baseline), "Pareto front"},
+                    rows, "The scatter's points (geometric means over cells)", "numbers");
 }
 
 }  // namespace heapscope::site

@@ -63,7 +63,7 @@ std::optional<CampaignSpec> builtin_campaign(const std::string& name) {
   CampaignSpec spec;
   spec.name = name;
   if (name == "quick") {
-    spec.workloads = {"tiny-hot", "general-mix", "cross-thread", "large-buffers"};
+    spec.workloads = {"tiny-hot", "general-mix", "cross-thread", "sawtooth"};
     spec.threads = {1, 2};
     spec.blocks = 5;
     spec.target_min_seconds = 0.1;
@@ -73,7 +73,7 @@ std::optional<CampaignSpec> builtin_campaign(const std::string& name) {
     return spec;
   }
   if (name == "quick-latency") {
-    spec.workloads = {"tiny-hot", "general-mix", "cross-thread"};
+    spec.workloads = {"tiny-hot", "general-mix"};
     spec.threads = {1, 2};
     spec.blocks = 5;
     spec.target_min_seconds = 0.1;

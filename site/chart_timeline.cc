@@ -57,17 +57,9 @@ std::string timeline_chart(const TimelineChart& c) {
   svg.text(14, top + plot_height / 2, "RssAnon MiB", "middle", "axis-label", -90);
   svg.text(8, 16, c.title, "start", "chart-title");
 
-  double lx = left, ly = 26;
-  for (const TimelineSeries& s : c.series) {
-    const double w = 24 + 7 * static_cast<double>(s.name.size());
-    if (lx + w > c.width && lx > left) {
-      lx = left;
-      ly += 14;
-    }
-    svg.rect(lx, ly, 10, 10, s.color, "legend-swatch");
-    svg.text(lx + 14, ly + 9, s.name, "start", "legend");
-    lx += w;
-  }
+  std::vector<std::pair<std::string, std::string>> legend;
+  for (const TimelineSeries& s : c.series) legend.emplace_back(s.name, s.color);
+  svg.legend(left, 26, legend);
 
   for (const TimelineSeries& s : c.series) {
     if (s.replay.empty()) continue;

@@ -72,8 +72,21 @@ std::string effect_text(const Json& e) {
   return s;
 }
 
+std::string effect_cell(const Json& e) {
+  if (e.is_null()) return "baseline";
+  const bool excludes_one = e.is_object() && e.value("ci_valid", false) &&
+                            (number(e["ci_low"]) > 1 || number(e["ci_high"]) < 1);
+  return excludes_one ? "<strong>" + effect_text(e) + "</strong>" : effect_text(e);
+}
+
 bool is_throughput_run(const Json& run) { return run["summary"]["metric"] == "ops_per_sec"; }
 
 std::string run_heading(const Json& run) { return "Run " + run["run_id"].get<std::string>(); }
+
+std::string run_section(const Json& run, const std::string& content) {
+  const std::string id = anchor(run["run_id"].get<std::string>());
+  return "<section aria-labelledby=\"" + id + "\"><h2 id=\"" + id + "\">" +
+         html_escape(run_heading(run)) + "</h2>\n" + content + "</section>\n";
+}
 
 }  // namespace heapscope::site

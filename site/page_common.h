@@ -32,11 +32,15 @@ std::string reproduce_anchor(const std::string& run_id, const std::string& workl
 
 // "1.027 [1.018, 1.036]" or "n/a".
 std::string effect_text(const Json& effect);
+// A table cell: effect_text in bold when the interval excludes 1.0; "baseline" for null.
+std::string effect_cell(const Json& effect);
 
 // A campaign run (ops/s summary) rather than an application run (wall-time summary).
 bool is_throughput_run(const Json& run);
 
 // The heading of a run's section.
 std::string run_heading(const Json& run);
+// A run's section: its heading (anchored by the run id) and `content`.
+std::string run_section(const Json& run, const std::string& content);
 
 }  // namespace heapscope::site

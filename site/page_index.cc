@@ -190,11 +190,7 @@ std::string effects_table(const Json& run) {
       const auto a = row["allocator"].get<std::string>();
       const Json& e = row["effect_vs_baseline"];
       const double rel_iqr = number(row["ops_per_sec"]["relative_iqr"]);
-      std::string effect = e.is_null() ? "baseline" : effect_text(e);
-      if (e.is_object() && e.value("ci_valid", false) &&
-          (number(e["ci_low"]) > 1 || number(e["ci_high"]) < 1)) {
-        effect = "<strong>" + effect + "</strong>";
-      }
+      const std::string effect = effect_cell(e);
       std::vector<std::string> r{
           {html_escape(w), std::to_string(t) + (cell["oversubscribed"] == true ? " (over)" : ""),
            html_escape(a),

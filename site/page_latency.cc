@@ -82,11 +82,7 @@ std::string run_latency(const Json& run, const RunAllocators& allocs) {
       if (!row.contains("latency")) continue;
       const Json& l = row["latency"];
       const Json& e = l["p999_effect_vs_baseline"];
-      std::string effect = e.is_null() ? "baseline" : effect_text(e);
-      if (e.is_object() && e.value("ci_valid", false) &&
-          (number(e["ci_low"]) > 1 || number(e["ci_high"]) < 1)) {
-        effect = "<strong>" + effect + "</strong>";
-      }
+      const std::string effect = effect_cell(e);
       rows.push_back({html_escape(cell["workload"].get<std::string>()),
                       std::to_string(cell["threads"].get<unsigned>()),
                       html_escape(row["allocator"].get<std::string>()),
@@ -118,10 +114,7 @@ std::string latency_page(const SiteModel& model) {
   for (const Json& run : model.latest["runs"]) {
     if (!is_throughput_run(run) || !has_latency(run["summary"])) continue;
     any = true;
-    const std::string id = anchor(run["run_id"].get<std::string>());
-    body += "<section aria-labelledby=\"" + id + "\"><h2 id=\"" + id + "\">" +
-            html_escape(run_heading(run)) + "</h2>\n" + run_latency(run, run_allocators(run)) +
-            "</section>\n";
+    body += run_section(run, run_latency(run, run_allocators(run)));
   }
   if (!any) {
     body +=

@@ -91,10 +91,7 @@ std::string memory_page(const SiteModel& model) {
     }
     if (charts.empty()) continue;
     any = true;
-    const std::string id = anchor(run["run_id"].get<std::string>());
-    body += "<section aria-labelledby=\"" + id + "\"><h2 id=\"" + id + "\">" +
-            html_escape(run_heading(run)) + "</h2>\n<div class=\"grid\">\n" + charts +
-            "</div></section>\n";
+    body += run_section(run, "<div class=\"grid\">\n" + charts + "</div>");
   }
   if (!any) {
     body +=

@@ -78,11 +78,7 @@ std::string pairs_panel(const Json& run) {
   for (const Json& pair : pairs) {
     for (const Json& cell : pair["cells"]) {
       const Json& e = cell["effect"];
-      std::string effect = effect_text(e);
-      if (e.is_object() && e.value("ci_valid", false) &&
-          (number(e["ci_low"]) > 1 || number(e["ci_high"]) < 1)) {
-        effect = "<strong>" + effect + "</strong>";
-      }
+      const std::string effect = e.is_null() ? "n/a" : effect_cell(e);
       rows.push_back({html_escape(pair["candidate"].get<std::string>()),
                       html_escape(pair["reference"].get<std::string>()),
                       html_escape(cell["workload"].get<std::string>()),

@@ -99,6 +99,21 @@ void Svg::text(double x, double y, const std::string& s, const std::string& anch
   body_ += ">" + xml_escape(s) + "</text>\n";
 }
 
+void Svg::legend(double x, double y,
+                 const std::vector<std::pair<std::string, std::string>>& entries) {
+  double lx = x, ly = y;
+  for (const auto& [name, color] : entries) {
+    const double w = 24 + 7 * static_cast<double>(name.size());
+    if (lx + w > width_ && lx > x) {
+      lx = x;
+      ly += 14;
+    }
+    rect(lx, ly, 10, 10, color, "legend-swatch");
+    text(lx + 14, ly + 9, name, "start", "legend");
+    lx += w;
+  }
+}
+
 std::string Svg::str() const {
   // Inline in HTML, where the parser puts <svg> in the SVG namespace: no xmlns (and no URL).
   return "<svg class=\"chart\" role=\"img\" width=\"" + coord(width_) + "\" height=\"" +

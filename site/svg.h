@@ -33,6 +33,9 @@ class Svg {
   // anchor: "start", "middle" or "end"; rotate: degrees around (x, y).
   void text(double x, double y, const std::string& s, const std::string& anchor = "start",
             const std::string& cls = "", double rotate = 0);
+  // A legend of (name, colour) swatches from (x, y), wrapped onto a new row at the canvas's
+  // right edge.
+  void legend(double x, double y, const std::vector<std::pair<std::string, std::string>>& entries);
 
   double width() const { return width_; }
   double height() const { return height_; }

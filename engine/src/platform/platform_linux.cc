@@ -38,7 +38,22 @@ void* map_aligned(size_t size, size_t alignment) {
 
 void unmap(void* addr, size_t size) { munmap(addr, size); }
 
+// ThreadSanitizer does not intercept mremap: the range a mapping leaves keeps the shadow of
+// its last accesses, and whatever is mapped there next "races" with them. Under TSan the
+// resizes therefore go through the intercepted calls only (remap grows refuse, so callers
+// copy; remap_pages copies).
+#if defined(__SANITIZE_THREAD__)
+constexpr bool kMremapVisibleToSanitizer = false;
+#else
+constexpr bool kMremapVisibleToSanitizer = true;
+#endif
+
 void* remap(void* addr, size_t old_size, size_t new_size, void* target) {
+  if (!kMremapVisibleToSanitizer) {
+    if (target != nullptr || new_size > old_size) return nullptr;
+    if (new_size < old_size) munmap(static_cast<char*>(addr) + new_size, old_size - new_size);
+    return addr;
+  }
   void* moved = target == nullptr
                     ? mremap(addr, old_size, new_size, 0)
                     : mremap(addr, old_size, new_size, MREMAP_MAYMOVE | MREMAP_FIXED, target);
@@ -53,6 +68,13 @@ void* map_pages(size_t size) {
 }
 
 void* remap_pages(void* addr, size_t old_size, size_t new_size) {
+  if (!kMremapVisibleToSanitizer) {
+    void* copy = map_pages(new_size);
+    if (copy == nullptr) return nullptr;
+    memcpy(copy, addr, old_size < new_size ? old_size : new_size);
+    munmap(addr, old_size);
+    return copy;
+  }
   void* moved = mremap(addr, old_size, new_size, MREMAP_MAYMOVE);
   return moved == MAP_FAILED ? nullptr : moved;
 }

@@ -1,6 +1,6 @@
 // Dumps: the profile copied under the lock, formatted without it into raw pages, then written
 // to a file or handed to the caller's writer in pieces. Also the dump at exit, whose path is
-// a per-process pattern (profile_path.h).
+// a per-process pattern (support/output_path.h).
 #include "profiler/dump.h"
 
 #include <string.h>
@@ -65,11 +65,12 @@ bool render_profile(const ProfileData& profile, int format, OsBuffer& out) {
 #endif
 }
 
-bool write_profile_file(const char* pattern, const OsBuffer& data, const char* what) {
+bool write_profile_file(const char* pattern, const OsBuffer& data, const char* what,
+                        const char* after_failure) {
   char expanded[kOutputPathMax];
   bool has_pid = false;
   if (!expand_output_path(pattern, expanded, &has_pid)) {
-    notice("could not write the ", what, ": the path is too long: ", pattern);
+    notice("could not write the ", what, ": the path is too long: ", pattern, after_failure);
     return false;
   }
   char chosen[kOutputPathMax];
@@ -77,7 +78,7 @@ bool write_profile_file(const char* pattern, const OsBuffer& data, const char* w
   bool ok = fd >= 0 && os::write_all(fd, data.data(), data.size());
   if (fd >= 0) ok = os::close_fd(fd) && ok;
   if (!ok) {
-    notice("could not write the ", what, " to ", chosen);
+    notice("could not write the ", what, " to ", chosen, after_failure);
     return false;
   }
   verbose_notice(what, " written to ", chosen);
@@ -150,7 +151,8 @@ __attribute__((destructor)) static void dump_at_exit() {
     if (peak_render(format, out)) {
       write_profile_file(g_peak_exit_path, out, "peak heap profile");
     } else {
-      notice("no peak heap profile at exit: nothing was sampled");
+      // Not an error: every process of a tree inherits the variable, and most sample nothing.
+      verbose_notice("no peak heap profile at exit: nothing was sampled");
     }
   }
 }

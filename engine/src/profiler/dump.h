@@ -20,9 +20,11 @@ bool dump_peak_to_path(const char* path, int format);
 bool render_current(int format, OsBuffer& out);
 // Formats `profile` in `format` into `out`; false for an unknown format or without memory.
 bool render_profile(const ProfileData& profile, int format, OsBuffer& out);
-// Writes `data` to a new file named by the per-process pattern (profile_path.h); says on
-// stderr when that fails and, verbosely, where it went. `what` names the profile in those lines.
-bool write_profile_file(const char* pattern, const OsBuffer& data, const char* what);
+// Writes `data` to a new file named by the per-process pattern (support/output_path.h); says
+// on stderr when that fails (`after_failure` ends that line) and, verbosely, where it went.
+// `what` names the profile in those lines.
+bool write_profile_file(const char* pattern, const OsBuffer& data, const char* what,
+                        const char* after_failure = "");
 
 // The exit dump: whether `path` fits its buffer, and taking the path and format that `s`
 // gives (a path of nullptr turns the exit dump off).

@@ -33,7 +33,10 @@ constinit IntervalDumps g_dumps;
 
 bool write_next() {
   if (g_dumps.written == g_dumps.max_files) {
-    notice("HEAPSCOPE_PROF_DUMP_MAX_FILES reached: no more profiles under ", g_dumps.prefix);
+    char shown[kOutputPathMax];
+    bool has_pid = false;
+    if (!expand_output_path(g_dumps.prefix, shown, &has_pid)) shown[0] = '\0';
+    notice("HEAPSCOPE_PROF_DUMP_MAX_FILES reached: no more profiles under ", shown);
     g_dumps.written++;  // said once
     return false;
   }
@@ -48,18 +51,32 @@ bool write_next() {
   memcpy(pattern + len, extension, strlen(extension) + 1);
   OsBuffer out;
   if (!render_current(static_cast<int>(g_dumps.format), out)) return false;
-  return write_profile_file(pattern, out, "interval heap profile");
+  if (write_profile_file(pattern, out, "interval heap profile", "; no more will be written")) {
+    return true;
+  }
+  // A missing directory or a full disk does not mend itself: one line, not one per interval.
+  g_dumps.on.store(false, std::memory_order_relaxed);
+  return false;
+}
+
+// An interval variable whose value is not a decimal number (config.cc has said so already).
+bool interval_variable_malformed() {
+  for (const char* name :
+       {"HEAPSCOPE_PROF_DUMP_ALLOC_INTERVAL", "HEAPSCOPE_PROF_DUMP_INUSE_INTERVAL",
+        "HEAPSCOPE_PROF_DUMP_TIME_INTERVAL"}) {
+    const char* text = os::get_env(name);
+    if (text != nullptr && text[0] != '\0' && text[strspn(text, "0123456789")] != '\0') {
+      return true;
+    }
+  }
+  return false;
 }
 
 }  // namespace
 
 void interval_dumps_configure(const Settings& s) {
   if (s.prefix == nullptr || s.prefix[0] == '\0') return;
-  if (strlen(s.prefix) + 1 > sizeof g_dumps.prefix) {
-    notice("HEAPSCOPE_PROF_DUMP_PREFIX is too long; no interval profiles");
-    return;
-  }
-  memcpy(g_dumps.prefix, s.prefix, strlen(s.prefix) + 1);
+  if (!normalize_output_pattern(s.prefix, g_dumps.prefix)) return;  // said why
   g_dumps.alloc_interval = s.dump_alloc_interval;
   g_dumps.inuse_interval = s.dump_inuse_interval;
   g_dumps.time_interval_secs = s.dump_time_interval;
@@ -67,6 +84,7 @@ void interval_dumps_configure(const Settings& s) {
   g_dumps.format = s.exit_format;
   if (g_dumps.alloc_interval == 0 && g_dumps.inuse_interval == 0 &&
       g_dumps.time_interval_secs == 0) {
+    if (interval_variable_malformed()) return;  // its one line has been written
     notice(
         "HEAPSCOPE_PROF_DUMP_PREFIX without a HEAPSCOPE_PROF_DUMP_*_INTERVAL: no interval "
         "profiles");

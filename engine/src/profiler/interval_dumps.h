@@ -2,8 +2,10 @@
 // written every N estimated allocated bytes, every N bytes of in-use growth past the last
 // dump, and every N seconds, whichever comes first. Checked after each built-in sample (a
 // thread that stops allocating also stops the clock's dumps). The file names are
-// "<prefix>.<sequence, 4 digits>.<heap|pb.gz>", per process by the profile_path.h rule; after
-// HEAPSCOPE_PROF_DUMP_MAX_FILES files (default 100) the process writes no more and says so.
+// "<prefix>.<sequence, 4 digits>.<heap|pb.gz>", per process by the support/output_path.h
+// rule; after HEAPSCOPE_PROF_DUMP_MAX_FILES files (default 100) the process writes no more and
+// says so. Each problem is one stderr line per process: an unknown escape in the prefix is
+// reported when it is read, and the first file that cannot be written ends the sequence.
 #pragma once
 
 #include "profiler/config.h"

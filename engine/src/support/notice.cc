@@ -7,12 +7,12 @@
 
 namespace heapscope {
 
-void notice(const char* a, const char* b, const char* c, const char* d) {
+void notice(const char* a, const char* b, const char* c, const char* d, const char* e) {
   char line[512];
   constexpr char kPrefix[] = "heapscope: ";
   size_t len = sizeof kPrefix - 1;
   memcpy(line, kPrefix, len);
-  const char* pieces[] = {a, b, c, d};
+  const char* pieces[] = {a, b, c, d, e};
   for (const char* piece : pieces) {
     size_t n = strnlen(piece, sizeof line - 1 - len);
     memcpy(line + len, piece, n);
@@ -22,8 +22,8 @@ void notice(const char* a, const char* b, const char* c, const char* d) {
   os::write_all(2, line, len);
 }
 
-void verbose_notice(const char* a, const char* b, const char* c, const char* d) {
-  if (option(hs_option_verbose) != 0) notice(a, b, c, d);
+void verbose_notice(const char* a, const char* b, const char* c, const char* d, const char* e) {
+  if (option(hs_option_verbose) != 0) notice(a, b, c, d, e);
 }
 
 }  // namespace heapscope

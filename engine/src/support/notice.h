@@ -6,8 +6,10 @@
 namespace heapscope {
 
 // Writes "heapscope: " + the pieces + newline as one write(2), truncated at 512 bytes.
-void notice(const char* a, const char* b = "", const char* c = "", const char* d = "");
+void notice(const char* a, const char* b = "", const char* c = "", const char* d = "",
+            const char* e = "");
 // The same, only when the verbose option is set.
-void verbose_notice(const char* a, const char* b = "", const char* c = "", const char* d = "");
+void verbose_notice(const char* a, const char* b = "", const char* c = "", const char* d = "",
+                    const char* e = "");
 
 }  // namespace heapscope

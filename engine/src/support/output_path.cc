@@ -62,6 +62,31 @@ bool expand_output_path(const char* pattern, char* out, bool* has_pid) {
   return true;
 }
 
+bool normalize_output_pattern(const char* pattern, char* out) {
+  size_t len = 0;
+  bool warned = false;
+  for (const char* s = pattern; *s != '\0'; ++s) {
+    bool known = *s == '%' && (s[1] == 'p' || s[1] == 'e' || s[1] == '%');
+    bool ok = append(out, &len, s, known ? 2 : 1);
+    if (known) {
+      ++s;
+    } else if (*s == '%') {
+      if (!warned) {
+        notice("unknown % escape in the output path \"", pattern,
+               "\" (known: %p pid, %e program name, %%); kept as written");
+      }
+      warned = true;
+      ok = ok && append(out, &len, "%", 1);
+    }
+    if (!ok) {
+      notice("the output path is too long: ", pattern);
+      return false;
+    }
+  }
+  out[len] = '\0';
+  return true;
+}
+
 int open_output_file(const char* path, bool has_pid, char* chosen) {
   size_t len = strlen(path);
   if (len >= kOutputPathMax) return -1;

@@ -18,6 +18,11 @@ inline constexpr size_t kOutputPathMax = 4096;
 // *has_pid says whether a %p was expanded.
 bool expand_output_path(const char* pattern, char* out, bool* has_pid);
 
+// Copies `pattern` into `out` (kOutputPathMax bytes) with every unknown escape doubled, so
+// that later expansions keep it as written without a notice each time; the notice is given
+// here, once. False (and a notice) when the result does not fit.
+bool normalize_output_pattern(const char* pattern, char* out);
+
 // Opens the output file whose expanded name is `path` by the rule above, and leaves the
 // name actually used in `chosen` (kOutputPathMax bytes). -1 when no file could be opened.
 int open_output_file(const char* path, bool has_pid, char* chosen);

@@ -1,12 +1,15 @@
 // The profiler under concurrency: 8 threads allocate and free at a small interval (many
 // samples), half of their frees cross-thread (blocks handed to the next thread through a
 // queue), while another thread keeps dumping (text and proto, through writers), taking and
-// visiting snapshots, visiting the live profile and reading the stats. Every call must
+// visiting snapshots, visiting the live profile, dumping the peak profile and reading the
+// stats; the sampling threads themselves write numbered interval profiles (the ctest entry sets
+// HEAPSCOPE_PROF_DUMP_PREFIX and an allocation interval). Every call must
 // succeed with self-consistent results, and once everything is freed the live counts and the
 // interned stacks are back to zero. Runs under TSan (label tsan).
 #include <gtest/gtest.h>
 #include <heapscope/heapscope.h>
 #include <heapscope/profile.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -14,8 +17,11 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <deque>
+#include <filesystem>
+#include <fstream>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -66,14 +72,29 @@ struct MonitorResult {
   uint64_t rounds_while_working = 0;  // rounds that ended before the workers were done
   uint64_t failures = 0;
   uint64_t max_live_samples = 0;
+  uint64_t peak_dumps = 0;
   std::string first_failure;
   void fail(const std::string& what) {
     if (failures++ == 0) first_failure = what;
   }
 };
 
-void monitor(std::atomic<bool>& done, MonitorResult& r, uint64_t interval) {
+std::string first_line(const std::string& path) {
+  std::ifstream in(path);
+  std::string line;
+  std::getline(in, line);
+  return line;
+}
+
+void monitor(std::atomic<bool>& done, MonitorResult& r, uint64_t interval,
+             const std::string& peak_path) {
   while (!done.load(std::memory_order_acquire) || r.rounds < 3) {
+    // The peak copy is replaced by sampling threads while this reads it; false only before
+    // the session's first sample.
+    if (hs_prof_dump_peak(peak_path.c_str(), HS_PROF_FORMAT_TEXT)) {
+      if (first_line(peak_path).rfind("heap profile:", 0) != 0) r.fail("bad peak dump");
+      r.peak_dumps++;
+    }
     CountingWriter text;
     if (!hs_prof_dump_writer(CountingWriter::write, &text)) r.fail("dump_writer returned false");
     if (text.bytes == 0 || text.head.rfind("heap profile:", 0) != 0) r.fail("bad text dump");
@@ -110,6 +131,31 @@ void monitor(std::atomic<bool>& done, MonitorResult& r, uint64_t interval) {
   }
 }
 
+// The numbered profiles the sampling threads wrote under HEAPSCOPE_PROF_DUMP_PREFIX (a
+// "<dir>/conc.%p" prefix, at most 4 files a process): each a whole text profile. Counted once
+// per process (the bound is per process, and ctest runs one test a process).
+void check_and_remove_interval_dumps() {
+  static bool checked = false;
+  const char* prefix = std::getenv("HEAPSCOPE_PROF_DUMP_PREFIX");
+  if (prefix == nullptr || checked) return;
+  checked = true;
+  std::string pattern = prefix;
+  size_t escape = pattern.find("%p");
+  ASSERT_NE(escape, std::string::npos) << pattern;
+  pattern.replace(escape, 2, std::to_string(getpid()));
+  std::filesystem::path stem(pattern);
+  int files = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(stem.parent_path())) {
+    std::string name = entry.path().filename().string();
+    if (name.rfind(stem.filename().string() + ".", 0) != 0) continue;
+    ++files;
+    EXPECT_EQ(first_line(entry.path().string()).rfind("heap profile:", 0), 0u) << name;
+    std::filesystem::remove(entry.path());
+  }
+  EXPECT_GE(files, 1) << "no interval profile under " << pattern;
+  EXPECT_LE(files, 4) << "HEAPSCOPE_PROF_DUMP_MAX_FILES=4 was not kept";
+}
+
 // At 4 KiB every sample shares its page with other blocks (many samples); from 64 KiB up the
 // sampled blocks of up to 512 B live on pages of their own, freed across threads as well.
 class ProfConcurrencyAt : public ::testing::TestWithParam<uint64_t> {};
@@ -124,7 +170,9 @@ TEST_P(ProfConcurrencyAt, EightThreadsCrossThreadFreesWhileDumpingSnapshottingVi
   std::vector<double> expected_samples(kThreads, 0.0);  // sum of P(sampled) per thread
   std::atomic<bool> done{false};
   MonitorResult result;
-  std::thread watcher(monitor, std::ref(done), std::ref(result), interval);
+  hs_prof_test::TempDir scratch;
+  std::thread watcher(monitor, std::ref(done), std::ref(result), interval,
+                      scratch.file("peak.heap"));
   auto started = std::chrono::steady_clock::now();
   std::vector<std::thread> workers;
   for (int t = 0; t < kThreads; ++t) {
@@ -197,6 +245,7 @@ TEST_P(ProfConcurrencyAt, EightThreadsCrossThreadFreesWhileDumpingSnapshottingVi
   // overlapped the workers, or nothing here was concurrent.
   EXPECT_GE(result.rounds_while_working, 1u) << "no dump ran while the workers allocated";
   EXPECT_GT(result.max_live_samples, 0u) << "the monitor should see live samples";
+  EXPECT_GT(result.peak_dumps, 0u) << "the peak profile was never dumped";
 
   hs_prof_stats_t s = prof_stats();
   std::printf("[concurrency] %zu allocations, %llu samples, %llu monitor rounds, %.2f s\n",
@@ -217,6 +266,7 @@ TEST_P(ProfConcurrencyAt, EightThreadsCrossThreadFreesWhileDumpingSnapshottingVi
   hs_prof_test::VisitSums sums = hs_prof_test::visit_now();
   EXPECT_EQ(sums.stacks, 0u);
   hs_prof_stop();
+  check_and_remove_interval_dumps();
 }
 
 INSTANTIATE_TEST_SUITE_P(Intervals, ProfConcurrencyAt, ::testing::Values(4096, 64 * 1024),

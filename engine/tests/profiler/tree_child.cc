@@ -8,10 +8,14 @@
 //   tree_child tree <self>              tree_root, which runs "<self> middle <self>"
 //   tree_child middle <self>            tree_middle, which runs "<self> leaf tree_leaf 3"
 //   tree_child peak                     peak_build 64 MiB freed, then peak_after 8 MiB held
+//   tree_child paced <ms>               paced_main: a 256 KiB block every 10 ms for <ms>, the
+//                                       last 16 held (a program that runs for a while)
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 namespace {
@@ -57,6 +61,25 @@ __attribute__((noinline)) void peak_build(size_t mib) {
   }
   asm volatile("" ::: "memory");
   for (size_t i = 0; i < count; ++i) free(blocks[i]);
+}
+
+int64_t monotonic_ms() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
+}
+
+__attribute__((noinline)) void paced_main(int64_t duration_ms) {
+  void* ring[16] = {};
+  int64_t end = monotonic_ms() + duration_ms;
+  for (size_t i = 0; monotonic_ms() < end; ++i) {
+    free(ring[i % 16]);
+    ring[i % 16] = malloc(256 * 1024);
+    memset(ring[i % 16], 1, 64);
+    usleep(10000);
+  }
+  for (void* p : ring) g_keep[g_kept++] = p;
+  asm volatile("" ::: "memory");
 }
 
 int run(const char* self, const char* const* argv) {
@@ -122,6 +145,10 @@ int main(int argc, char** argv) {
     peak_after(8);
     return 0;
   }
-  fprintf(stderr, "usage: tree_child leaf|fork|tree|middle|peak ...\n");
+  if (argc >= 3 && strcmp(argv[1], "paced") == 0) {
+    paced_main(strtol(argv[2], nullptr, 10));
+    return 0;
+  }
+  fprintf(stderr, "usage: tree_child leaf|fork|tree|middle|peak|paced ...\n");
   return 2;
 }

@@ -256,6 +256,81 @@ TEST(ProfTree, NumberedProfilesOverInUseGrowthAreBounded) {
   EXPECT_LT(static_cast<double>(totals[3]) / kMiB, (third - first) * 1.5) << diff.output;
 }
 
+// Numbered file names "<prefix>.NNNN.pb.gz" in `dir`, in order; fails on any other file.
+std::vector<long> numbered(const TempDir& dir, const std::string& prefix) {
+  std::vector<long> sequence;
+  for (const std::string& name : files_in(dir.path())) {
+    long n = number_between(name, prefix + ".", ".pb.gz");
+    EXPECT_GT(n, 0) << "unexpected file " << name;
+    if (n > 0) sequence.push_back(n);
+  }
+  return sequence;
+}
+
+// 16 MiB allocated in 256 KiB blocks with a profile every 4 MiB of (estimated) allocation:
+// about four files, numbered from 1, each holding more of wrapped_main than the one before.
+TEST(ProfTree, NumberedProfilesEveryAllocatedBytes) {
+  TempDir dir;
+  ASSERT_EQ(run_tree(dir, "", kChild + " leaf wrapped_main 16",
+                     "HEAPSCOPE_PROF_DUMP_PREFIX=alloc HEAPSCOPE_PROF_DUMP_ALLOC_INTERVAL=4194304"),
+            0);
+  std::vector<long> sequence = numbered(dir, "alloc");
+  ASSERT_GE(sequence.size(), 3u) << read_file(dir.file("stderr"));
+  ASSERT_LE(sequence.size(), 5u);
+  for (size_t i = 0; i < sequence.size(); ++i) EXPECT_EQ(sequence[i], static_cast<long>(i + 1));
+  EXPECT_EQ(read_file(dir.file("stderr")), "");
+  double first = attribute(dir.file("alloc.0001.pb.gz"))["wrapped_main"];
+  double last = attribute(dir.file(files_in(dir.path()).back()))["wrapped_main"];
+  EXPECT_GT(last, first + 6.0) << "later profiles hold more of what is allocated";
+}
+
+// A program that runs 2.5 s with a profile every second: a file at about 1 s and at about 2 s.
+TEST(ProfTree, NumberedProfilesEverySecond) {
+  TempDir dir;
+  ASSERT_EQ(run_tree(dir, "", kChild + " paced 2500",
+                     "HEAPSCOPE_PROF_DUMP_PREFIX=clock HEAPSCOPE_PROF_DUMP_TIME_INTERVAL=1"),
+            0);
+  std::vector<long> sequence = numbered(dir, "clock");
+  EXPECT_GE(sequence.size(), 2u) << read_file(dir.file("stderr"));
+  EXPECT_LE(sequence.size(), 3u);
+  EXPECT_EQ(read_file(dir.file("stderr")), "");
+}
+
+// Every problem with the numbered profiles is one stderr line per process, and the program
+// runs on: a directory that does not exist (the first failed file ends the sequence), an
+// unknown escape in the prefix (said once, kept as written), a malformed interval.
+TEST(ProfTree, IntervalProfileProblemsAreOneLineEach) {
+  const std::string every_2_mib = " HEAPSCOPE_PROF_DUMP_INUSE_INTERVAL=2097152";
+  TempDir missing;
+  ASSERT_EQ(run_tree(missing, "", kChild + " leaf wrapped_main 12",
+                     "HEAPSCOPE_PROF_DUMP_PREFIX=no/such/dir/srv" + every_2_mib),
+            0);
+  EXPECT_EQ(read_file(missing.file("stderr")),
+            "heapscope: could not write the interval heap profile to no/such/dir/srv.0001.pb.gz; "
+            "no more will be written\n");
+
+  TempDir escape;
+  ASSERT_EQ(
+      run_tree(escape, "", kChild + " leaf wrapped_main 12",
+               "HEAPSCOPE_PROF_DUMP_PREFIX=srv.%q HEAPSCOPE_PROF_DUMP_MAX_FILES=3" + every_2_mib),
+      0);
+  std::string err = read_file(escape.file("stderr"));
+  EXPECT_NE(err.find("unknown % escape in the output path \"srv.%q\""), std::string::npos) << err;
+  // That line and the bound's.
+  EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 2) << err;
+  EXPECT_EQ(
+      files_in(escape.path()),
+      (std::vector<std::string>{"srv.%q.0001.pb.gz", "srv.%q.0002.pb.gz", "srv.%q.0003.pb.gz"}));
+
+  TempDir malformed;
+  ASSERT_EQ(run_tree(malformed, "", kChild + " leaf wrapped_main 4",
+                     "HEAPSCOPE_PROF_DUMP_PREFIX=srv HEAPSCOPE_PROF_DUMP_TIME_INTERVAL=1s"),
+            0);
+  EXPECT_EQ(read_file(malformed.file("stderr")),
+            "heapscope: HEAPSCOPE_PROF_DUMP_TIME_INTERVAL=1s is not a decimal number; ignored\n");
+  EXPECT_EQ(files_in(malformed.path()), std::vector<std::string>{});
+}
+
 TEST(ProfTree, PidAndProgramNameEscapes) {
   TempDir dir;
   ASSERT_EQ(run_tree(dir, "%e.%p.pb.gz", kChild + " fork"), 0);

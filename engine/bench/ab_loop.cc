@@ -12,11 +12,12 @@
 // with a 95% percentile-bootstrap interval (blocks resampled) and the ratio of fastest blocks.
 //
 //   hs-ab-loop [--sizes 16,64,256] [--blocks 2000] [--pairs 100000] [--seed N]
-//              [--json FILE] [--profile NAME] NAME=LIB.so NAME=LIB.so [...]
+//              [--json FILE] [--profile NAME] [--profile-accum NAME] NAME=LIB.so NAME=LIB.so [...]
 //
 // --profile NAME starts the engine's sampled profiler (hs_prof_start: the interval of
-// HEAPSCOPE_PROF_SAMPLE_INTERVAL, else 512 KiB) in that
-// library only. Naming one file twice loads it once (dlopen): copy it to pair it with itself.
+// HEAPSCOPE_PROF_SAMPLE_INTERVAL, else 512 KiB) in that library only; --profile-accum NAME
+// starts it keeping cumulative counts as well (what HEAPSCOPE_PROF=1 sessions do by default).
+// Naming one file twice loads it once (dlopen): copy it to pair it with itself.
 #include <dlfcn.h>
 #include <time.h>
 
@@ -33,6 +34,7 @@
 #include <vector>
 
 #include "bench_support.h"
+#include "heapscope/profile.h"
 
 namespace {
 
@@ -45,6 +47,7 @@ struct Library {
   MallocFn malloc_fn = nullptr;
   FreeFn free_fn = nullptr;
   bool start_profiler = false;     // --profile NAME: hs_prof_start in this library
+  bool profile_accum = false;      // --profile-accum NAME: and keep cumulative counts
   std::vector<void*> churn_slots;  // this library's live set for the churn workload
 };
 
@@ -60,13 +63,15 @@ struct Options {
   uint64_t seed = 1;
   std::string json_path;
   std::vector<Library> libraries;
-  std::vector<std::string> profiled;  // names given to --profile
+  std::vector<std::string> profiled;        // names given to --profile
+  std::vector<std::string> profiled_accum;  // names given to --profile-accum
 };
 
 [[noreturn]] void usage_error(const std::string& message) {
   std::fprintf(stderr,
                "hs-ab-loop: %s\nusage: hs-ab-loop [--sizes 16,64,256] [--blocks N] [--pairs N] "
-               "[--seed N] [--json FILE] [--profile NAME] NAME=LIB.so NAME=LIB.so [...]\n",
+               "[--seed N] [--json FILE] [--profile NAME] [--profile-accum NAME] NAME=LIB.so "
+               "NAME=LIB.so [...]\n",
                message.c_str());
   std::exit(2);
 }
@@ -111,6 +116,8 @@ Options parse_options(int argc, char** argv) {
       options.json_path = value();
     } else if (arg == "--profile") {
       options.profiled.push_back(value());
+    } else if (arg == "--profile-accum") {
+      options.profiled_accum.push_back(value());
     } else if (arg.rfind("--", 0) == 0) {
       usage_error("unknown flag " + arg);
     } else {
@@ -125,11 +132,17 @@ Options parse_options(int argc, char** argv) {
     }
   }
   if (options.libraries.size() < 2) usage_error("name at least two libraries to compare");
-  for (const std::string& name : options.profiled) {
-    auto named = [&](const Library& library) { return library.name == name; };
-    auto it = std::find_if(options.libraries.begin(), options.libraries.end(), named);
-    if (it == options.libraries.end()) usage_error("--profile names no library: " + name);
-    it->start_profiler = true;
+  for (bool accum : {false, true}) {
+    for (const std::string& name : accum ? options.profiled_accum : options.profiled) {
+      auto named = [&](const Library& library) { return library.name == name; };
+      auto it = std::find_if(options.libraries.begin(), options.libraries.end(), named);
+      if (it == options.libraries.end()) {
+        usage_error(std::string(accum ? "--profile-accum" : "--profile") +
+                    " names no library: " + name);
+      }
+      it->start_profiler = true;
+      it->profile_accum = it->profile_accum || accum;
+    }
   }
   return options;
 }
@@ -151,8 +164,15 @@ void load(Library& library) {
   if (library.start_profiler) {
     // The engine's sampled profiler: HEAPSCOPE_PROF_SAMPLE_INTERVAL, else 512 KiB.
     using StartFn = bool (*)(size_t);
+    using StartExFn = bool (*)(const hs_prof_config_t*);
     auto start = reinterpret_cast<StartFn>(dlsym(handle, "hs_prof_start"));
-    if (start == nullptr || !start(0)) {
+    auto start_ex = reinterpret_cast<StartExFn>(dlsym(handle, "hs_prof_start_ex"));
+    hs_prof_config_t config = HS_PROF_CONFIG_INIT;
+    config.fields = config.override_fields = HS_PROF_FIELD_ACCUM;
+    config.accum = 1;
+    bool started = library.profile_accum ? start_ex != nullptr && start_ex(&config)
+                                         : start != nullptr && start(0);
+    if (!started) {
       std::fprintf(stderr, "hs-ab-loop: cannot start the profiler of %s\n", library.path.c_str());
       std::exit(1);
     }

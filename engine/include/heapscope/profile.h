@@ -150,7 +150,8 @@ HS_API void hs_prof_reset(void);
 typedef bool (*hs_prof_write_fn)(void* arg, const void* data, size_t len);
 // Writes the current profile to `path` (created/truncated) or through `write` (called with
 // no profiler lock held; may allocate). False on failure (nothing is written through `write`
-// if the profile could not be built). hs_prof_dump uses the text format.
+// if the profile could not be built). hs_prof_dump uses the text format. In every path of
+// this header, %p becomes the process id, %e the program's file name and %% a %.
 HS_NODISCARD HS_API bool hs_prof_dump(const char* path);
 HS_NODISCARD HS_API bool hs_prof_dump_writer(hs_prof_write_fn write, void* arg);
 HS_NODISCARD HS_API bool hs_prof_dump_proto(const char* path);

@@ -37,7 +37,12 @@ bool render_current(int format, OsBuffer& out) {
 
 namespace {
 
-bool write_to_path(const char* path, const OsBuffer& data) {
+// A path given in code: %p/%e/%% expanded like every profile path (a forked child that calls
+// hs_prof_dump("heap.%p.txt") names its own file), then created or replaced as asked.
+bool write_to_path(const char* pattern, const OsBuffer& data) {
+  char path[kOutputPathMax];
+  bool has_pid = false;
+  if (!expand_output_path(pattern, path, &has_pid)) return false;
   int fd = os::open_for_write(path);
   if (fd < 0) return false;
   bool ok = os::write_all(fd, data.data(), data.size());

@@ -1,5 +1,9 @@
 // The profiler's API contract, profiles: an empty profile is well formed, dumps to paths (and bad
 // paths fail), and accumulate mode keeps cumulative counts until reset.
+#include <unistd.h>
+
+#include <string>
+
 #include "contract_support.h"
 
 namespace {
@@ -46,6 +50,13 @@ TEST_F(ProfContract, DumpToPathAndBadPathFails) {
   EXPECT_FALSE(hs_prof_dump(nullptr));
   EXPECT_FALSE(hs_prof_dump_format(dir.file("b").c_str(), 17));
   EXPECT_FALSE(hs_prof_test::file_exists(dir.file("b"))) << "nothing is created for a bad format";
+  // Escapes as in every profile path; a path given in code is replaced when it exists.
+  ASSERT_TRUE(hs_prof_dump(dir.file("c.%p.%%.heap").c_str()));
+  std::string expanded = dir.file("c." + std::to_string(getpid()) + ".%.heap");
+  EXPECT_EQ(hs_prof_test::read_file(expanded).rfind("heap profile:", 0), 0u) << expanded;
+  ASSERT_TRUE(hs_prof_dump(dir.file("c.%p.%%.heap").c_str()));
+  EXPECT_FALSE(hs_prof_test::file_exists(
+      dir.file("c." + std::to_string(getpid()) + ".%." + std::to_string(getpid()) + ".heap")));
   hs_free(p);
 }
 

@@ -15,7 +15,7 @@ packages=(
   # profile readers, schema checks, scheduling, browser checks
   golang-go python3 python3-jsonschema parallel chromium procps
   # the Rust crate (rust/: built offline from Debian's packaged crates) and the .deb checks
-  cargo rustc librust-cc-dev lintian dpkg-dev
+  cargo rustc librust-cc-dev lintian dpkg-dev debootstrap
   # man pages of the tools, generated from their --help at build time
   help2man
 )

@@ -79,7 +79,7 @@ install(FILES ${PROJECT_BINARY_DIR}/heapscopeConfig.cmake
 # pkg-config files are written at install time so `cmake --install --prefix P` (and CPack's
 # staging) put P, not the configure-time prefix, into them; written straight to the
 # destination so concurrent installs to different prefixes share no intermediate file.
-foreach(pc heapscope heapscope-static heapscope-api)
+foreach(pc heapscope heapscope-static heapscope-api heapscope-events heapscope-events-api)
   install(CODE "
     set(HS_PC_PREFIX \"\${CMAKE_INSTALL_PREFIX}\")
     set(HS_PC_LIBDIR \"${CMAKE_INSTALL_LIBDIR}\")

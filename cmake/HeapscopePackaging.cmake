@@ -80,7 +80,8 @@ set(CPACK_COMPONENT_DEV_DESCRIPTION "heapscope allocator with a sampled heap pro
 heapscope is a thread-safe malloc/new replacement with a built-in sampled heap
 profiler whose profiles go tool pprof reads. This package holds the C headers,
 the static library, the CMake package (find_package(heapscope)) and the
-pkg-config files heapscope, heapscope-static and heapscope-api.")
+pkg-config files heapscope, heapscope-static, heapscope-api, heapscope-events
+and heapscope-events-api.")
 set(CPACK_DEBIAN_TOOLS_PACKAGE_SECTION devel)
 set(CPACK_DEBIAN_TOOLS_PACKAGE_DEPENDS "libheapscope0 (= ${HEAPSCOPE_DEB_VERSION})")
 set(CPACK_COMPONENT_TOOLS_DESCRIPTION "heapscope allocator benchmark tools
@@ -94,4 +95,11 @@ add_test(NAME packaging.deb COMMAND ${CMAKE_COMMAND}
   -DHS_BUILD_DIR=${PROJECT_BINARY_DIR} -DHS_WORK_DIR=${PROJECT_BINARY_DIR}/packaging-test
   -DHS_VERSION=${HEAPSCOPE_DEB_VERSION} -DHS_LIBDIR=${CMAKE_INSTALL_LIBDIR}
   -P ${CMAKE_CURRENT_LIST_DIR}/tests/check_debs.cmake)
-set_tests_properties(packaging.deb PROPERTIES LABELS "packaging" TIMEOUT 600)
+set_tests_properties(packaging.deb PROPERTIES LABELS "packaging" TIMEOUT 600
+  FIXTURES_SETUP heapscope_debs)
+# `apt install ./*.deb` in a fresh debootstrapped Debian 12 root, use, purge (needs root and the
+# Debian mirror, a few minutes: label slow, not in the default run).
+add_test(NAME packaging.debs_in_chroot COMMAND bash
+  ${PROJECT_SOURCE_DIR}/ci/check-debs-in-chroot.sh ${PROJECT_BINARY_DIR}/packaging-test)
+set_tests_properties(packaging.debs_in_chroot PROPERTIES LABELS "slow;packaging" TIMEOUT 1200
+  FIXTURES_REQUIRED heapscope_debs)

@@ -46,7 +46,8 @@ set(dev_files "./usr/include/heapscope/heapscope.h" "./usr/include/heapscope/pro
     "./${lib}/libheapscope_static.a" "./${lib}/libheapscope.so -> libheapscope.so.0"
     "./${lib}/cmake/heapscope/heapscopeConfig.cmake"
     "./${lib}/cmake/heapscope/heapscopeTargets.cmake" "./${lib}/pkgconfig/heapscope.pc"
-    "./${lib}/pkgconfig/heapscope-static.pc")
+    "./${lib}/pkgconfig/heapscope-static.pc" "./${lib}/pkgconfig/heapscope-events.pc"
+    "./${lib}/pkgconfig/heapscope-events-api.pc")
 set(dev_absent " \\./[^ \n]*\\.so\\.0[ .\n]" "usr/bin/")
 set(tools_fields "Package: heapscope-tools\n" "Depends: [^\n]*libheapscope0 \\(= ${HS_VERSION}\\)"
     "Depends: [^\n]*libstdc\\+\\+6")

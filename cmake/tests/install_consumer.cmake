@@ -72,7 +72,8 @@ set(consumer_src ${HS_WORK_DIR}/consumer)
 run(COMMAND ${CMAKE_COMMAND} -S ${consumer_src} -B ${HS_WORK_DIR}/cmake-build -G ${HS_GENERATOR}
             -DCMAKE_CXX_COMPILER=${HS_CXX} -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH=${prefix})
 run(COMMAND ${CMAKE_COMMAND} --build ${HS_WORK_DIR}/cmake-build)
-foreach(pair heapscope:shared static:static noprof:noprof api:api)
+foreach(pair heapscope:shared static:static noprof:noprof api:api events:events
+        events_api:events-api)
   string(REPLACE ":" ";" pair "${pair}")
   list(GET pair 0 target)
   list(GET pair 1 mode)
@@ -81,7 +82,8 @@ endforeach()
 
 # pkg-config: the compiler driven by hand, as a Makefile would.
 set(pc_env ${CMAKE_COMMAND} -E env PKG_CONFIG_PATH=${libdir}/pkgconfig)
-foreach(pair heapscope:shared heapscope-static:static heapscope-api:api)
+foreach(pair heapscope:shared heapscope-static:static heapscope-api:api heapscope-events:events
+        heapscope-events-api:events-api)
   string(REPLACE ":" ";" pair "${pair}")
   list(GET pair 0 module)
   list(GET pair 1 mode)

@@ -30,5 +30,11 @@ for preset in "${presets[@]}"; do
   # out the timing tests, which then run one at a time so our own tests do not load the clock.
   if ! ctest --preset "$preset"; then status=1; fi
   if [ "$preset" = release ] && ! ctest --preset timing; then status=1; fi
+  # The gates, each with its positive control (ISA baseline of the shipped libraries, memory
+  # against the committed baseline), one at a time: a step of their own that fails the run.
+  if [ "$preset" = release ]; then
+    echo "=== gates ==="
+    if ! ctest --preset gates; then status=1; fi
+  fi
 done
 exit $status

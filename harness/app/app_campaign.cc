@@ -48,6 +48,7 @@ const AllocatorInfo* AppCampaign::allocator(const std::string& id) const {
 }
 
 AppCampaign prepare_app_campaign(AppSpec spec) {
+  const InterruptGuard guard(on_signal);
   validate_app_spec(spec);
   AppCampaign c;
   c.seed = spec.seed ? *spec.seed : fresh_seed();

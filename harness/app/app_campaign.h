@@ -42,6 +42,8 @@ struct AppCampaign {
 // Resolves the command, inspects the allocators and runs the probe (progress on stderr).
 // Throws CampaignError (no command, unknown baseline, ...) or RegistryError. An allocator the
 // probe rejects is marked unavailable with the probe's reason. Check probe.blocked afterwards.
+// SIGINT/SIGTERM stop the probe run in flight (its process group is killed) and the probing:
+// the caller checks app_interrupt_requested() afterwards.
 AppCampaign prepare_app_campaign(AppSpec spec);
 
 Json new_app_raw_run(const AppCampaign& campaign);

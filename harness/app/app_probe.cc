@@ -300,6 +300,7 @@ AppProbeReport probe_application(const AppProbeRequest& request,
   rep.chain = inspect_program_chain(request.executable);
   if (rep.chain.front().error.empty()) {
     for (const AllocatorInfo& info : allocators) {
+      if (app_interrupt_requested()) break;  // the caller reports the interruption
       if (info.available) rep.allocators.push_back(probe_one(request, info));
     }
   }

@@ -89,13 +89,16 @@ Json load_raw_run(const std::string& path) {
 void write_json_atomic(const std::string& path, const Json& j) {
   const std::string tmp = path + ".tmp." + std::to_string(getpid());
   {
+    errno = 0;
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
     if (!out) throw RawRunError(tmp + ": cannot write: " + std::strerror(errno));
     out << j.dump(1, ' ', false, Json::error_handler_t::replace) << '\n';
     out.flush();
     if (!out) {
+      // The stream keeps no cause; errno is the failed write's (ENOSPC on a full disk).
+      const std::string why = errno != 0 ? std::strerror(errno) : "unknown error";
       std::remove(tmp.c_str());
-      throw RawRunError(tmp + ": write failed");
+      throw RawRunError(tmp + ": write failed: " + why + "; " + path + " is as it was");
     }
   }
   if (std::rename(tmp.c_str(), path.c_str()) != 0) {

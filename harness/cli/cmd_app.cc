@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "harness/app/app_campaign.h"
+#include "harness/app/app_sample_runner.h"
 #include "harness/campaign/output_lock.h"
 #include "harness/campaign/raw_run_header.h"
 #include "harness/cli/commands.h"
@@ -37,9 +38,12 @@ std::string default_out(const AppSpec& spec) {
 
 int run_app(AppOptions& o) {
   if (o.seed_given) o.spec.seed = o.seed;
-  const AppCampaign c = prepare_app_campaign(o.spec);
-  const std::string out = o.out.empty() ? default_out(c.spec) : o.out;
+  // The output first: a folder that cannot be written, or another hsbench writing the same
+  // raw run, is reported before the probe runs the command under every allocator.
+  const std::string out = o.out.empty() ? default_out(o.spec) : o.out;
   const OutputLock lock(out);  // one writer per raw run
+  const AppCampaign c = prepare_app_campaign(o.spec);
+  if (app_interrupt_requested()) throw Interrupted("interrupted while probing; nothing was run");
   Json raw = new_app_raw_run(c);
   RawRunWriter writer(out);
   if (c.probe.blocked && !c.spec.force) {

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <string>
 #include <thread>
@@ -213,7 +214,8 @@ pid_t find_process(const std::vector<std::string>& needles) {
     if (name.find_first_not_of("0123456789") != std::string::npos) continue;
     std::string cmdline = read_file(entry.path() / "cmdline");
     std::replace(cmdline.begin(), cmdline.end(), '\0', ' ');
-    bool all = !cmdline.empty();
+    // hsbench's own command line names its child's arguments too.
+    bool all = !cmdline.empty() && cmdline.rfind(HS_HSBENCH_EXE, 0) != 0;
     for (const std::string& n : needles) all = all && cmdline.find(n) != std::string::npos;
     if (all) return static_cast<pid_t>(std::stol(name));
   }
@@ -235,19 +237,18 @@ TEST(CampaignFailures, StopRequestedBeforeTheWaitEndsTheSampleAtOnce) {
   EXPECT_LT(seconds, 10.0) << "waited for the child instead of stopping it";
 }
 
-// SIGTERM while a sample that would run for minutes is in flight: hsbench kills the child (its
-// process group) at once instead of waiting for it, saves, exits 130 and leaves no child and no
-// lock behind.
-TEST(CampaignFailures, SigtermStopsTheChildInFlightAtOnce) {
-  ScratchDir dir("sigterm");
-  const std::string out = dir / "raw.json";
-  const std::string seed = "918273645";
-  const std::vector<std::string> args = {HS_HSBENCH_EXE, "run",      "--allocators", "glibc",
-                                         "--workloads",  "tiny-hot", "--threads",    "1",
-                                         "--blocks",     "2",        "--ops",        "4000000000",
-                                         "--seed",       seed,       "--out",        out};
+// Starts hsbench with `args` (its output discarded), waits until a process whose command line
+// holds every string of `child` runs, sends SIGTERM and waits up to 20 s for hsbench to exit.
+// Returns its exit status (-1 when it did not exit: it is then killed).
+struct TerminatedRun {
+  bool child_started = false;
+  int exit_code = -1;
+};
+TerminatedRun terminate_once_running(const std::vector<std::string>& args,
+                                     const std::vector<std::string>& child) {
+  TerminatedRun result;
   const int null_fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
-  ASSERT_GE(null_fd, 0);
+  if (null_fd < 0) return result;
   SpawnRequest request;
   request.program = args[0];
   request.argv = args;
@@ -256,34 +257,113 @@ TEST(CampaignFailures, SigtermStopsTheChildInFlightAtOnce) {
   std::string error;
   const pid_t pid = spawn_process(request, &error);
   close(null_fd);
-  ASSERT_GT(pid, 0) << error;
-  const std::vector<std::string> child = {"hs-workload", "--ops 4000000000", "--seed " + seed};
-  pid_t workload = 0;
+  if (pid <= 0) return result;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  while (workload == 0 && std::chrono::steady_clock::now() < deadline) {
+  while (!result.child_started && std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    workload = find_process(child);
+    result.child_started = find_process(child) != 0;
   }
-  ASSERT_NE(workload, 0) << "the sample never started";
-  ASSERT_EQ(kill(pid, SIGTERM), 0);
-  // The sample alone would take minutes: hsbench must not wait for it.
+  kill(pid, SIGTERM);
   int status = -1;
   const auto stop_deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
   while (std::chrono::steady_clock::now() < stop_deadline) {
     if (waitpid(pid, &status, WNOHANG) == pid) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
-  if (!WIFEXITED(status)) {
+  if (status == -1 || !WIFEXITED(status)) {
     kill(pid, SIGKILL);
     wait_for_exit(pid);
-    FAIL() << "hsbench still waiting for its child 20 s after SIGTERM";
+    return result;
   }
-  EXPECT_EQ(WEXITSTATUS(status), 130);
+  result.exit_code = WEXITSTATUS(status);
+  return result;
+}
+
+// SIGTERM while a sample that would run for minutes is in flight: hsbench kills the child (its
+// process group) at once instead of waiting for it, saves, exits 130 and leaves no child and no
+// lock behind.
+TEST(CampaignFailures, SigtermStopsTheChildInFlightAtOnce) {
+  ScratchDir dir("sigterm");
+  const std::string out = dir / "raw.json";
+  const std::string seed = "918273645";
+  const std::vector<std::string> child = {"hs-workload", "--ops 4000000000", "--seed " + seed};
+  const TerminatedRun run = terminate_once_running(
+      {HS_HSBENCH_EXE, "run", "--allocators", "glibc", "--workloads", "tiny-hot", "--threads", "1",
+       "--blocks", "2", "--ops", "4000000000", "--seed", seed, "--out", out},
+      child);
+  ASSERT_TRUE(run.child_started) << "the sample never started";
+  // The sample alone would take minutes: hsbench must not wait for it.
+  ASSERT_EQ(run.exit_code, 130) << "hsbench did not stop with 130 within 20 s of SIGTERM";
   EXPECT_EQ(find_process(child), 0) << "the child outlived hsbench";
   EXPECT_FALSE(std::filesystem::exists(out + ".lock"));
   const auto raw = read_json(out);
   EXPECT_EQ(raw["complete"], false);
   EXPECT_TRUE(raw["samples"].empty()) << "the killed sample must be discarded";
+}
+
+// The same while `hsbench app` probes the command (before any sample): the probe run is killed
+// with its process group, hsbench exits 130, and neither a child nor the lock is left.
+TEST(CampaignFailures, SigtermDuringTheAppProbeStopsTheCommand) {
+  ScratchDir dir("sigterm-probe");
+  const std::string out = dir / "app.raw.json";
+  const std::vector<std::string> child = {"sleep", "31.4159"};
+  const TerminatedRun run = terminate_once_running(
+      {HS_HSBENCH_EXE, "app", "--allocators", "glibc", "--out", out, "--", "sleep", "31.4159"},
+      child);
+  ASSERT_TRUE(run.child_started) << "the probe never ran the command";
+  ASSERT_EQ(run.exit_code, 130) << "hsbench did not stop with 130 within 20 s of SIGTERM";
+  EXPECT_EQ(find_process(child), 0) << "the probed command outlived hsbench";
+  EXPECT_FALSE(std::filesystem::exists(out + ".lock"));
+}
+
+// An output folder that cannot be written is reported before any sample runs.
+TEST(CampaignFailures, UnwritableOutputIsReportedBeforeAnySample) {
+  const std::string out = "/proc/hsbench-no-such-dir/raw.json";  // not even root creates it
+  const CommandResult r =
+      hsbench({"run", "--allocators", "glibc", "--workloads", "tiny-hot", "--threads", "1",
+               "--blocks", "2", "--ops", "4000000000", "--out", out},
+              30000);
+  ASSERT_TRUE(r.started) << r.error;
+  EXPECT_FALSE(r.timed_out) << "it ran samples instead of stopping at the output";
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_TRUE(contains(r.err, "/proc/hsbench-no-such-dir")) << r.err;
+}
+
+// A full disk: every save that fails says so with its cause and hsbench stops (exit 1), never
+// silently. The output folder is a 4 KiB tmpfs in a mount namespace of the command's own.
+TEST(CampaignFailures, FullDiskIsReportedWithItsCause) {
+  if (std::system("unshare -m true >/dev/null 2>&1") != 0) {
+    GTEST_SKIP() << "no private mount namespace here (needs root)";
+  }
+  ScratchDir dir("full-disk");
+  const std::string mount_point = dir / "small";
+  std::filesystem::create_directories(mount_point);
+  const CommandResult r = run_command({"unshare",
+                                       "-m",
+                                       "sh",
+                                       "-c",
+                                       "mount -t tmpfs -o size=4k tmpfs \"$0\" && exec \"$@\"",
+                                       mount_point,
+                                       HS_HSBENCH_EXE,
+                                       "run",
+                                       "--allocators",
+                                       "glibc",
+                                       "--workloads",
+                                       "tiny-hot",
+                                       "--threads",
+                                       "1",
+                                       "--blocks",
+                                       "3",
+                                       "--ops",
+                                       "200000",
+                                       "--seed",
+                                       "7",
+                                       "--out",
+                                       mount_point + "/raw.json"},
+                                      nullptr, 120000);
+  ASSERT_TRUE(r.started) << r.error;
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_TRUE(contains(r.err, "No space left on device")) << r.err;
 }
 
 }  // namespace heapscope::harness::testing

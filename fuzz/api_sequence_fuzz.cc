@@ -1,14 +1,21 @@
 // Fuzz target: random sequences of hs_* calls on a small table of live blocks. Every block
 // carries a fill pattern derived from its slot, checked before every free/realloc, so a
 // corrupted free list, an overlapping block or a bad realloc copy shows up as a crash here.
+// Oracles: content (the fill, and a realloc keeps the prefix), zeroing (calloc/zalloc blocks,
+// and what rezalloc/recalloc add to them, read zero), alignment. The realloc family, first-class
+// heaps, and frees from a helper thread (cross-thread frees) are all in the mix.
 // Built as a libFuzzer target by the `fuzz` preset (clang-14), and with a seeded driver
 // (fuzz_driver.cc) in every other build so CI runs the same code.
 #include <heapscope/heapscope.h>
 
+#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
+#include <mutex>
+#include <thread>
 
 #include "fuzz_input.h"
 
@@ -20,7 +27,56 @@ struct Live {
   unsigned char* p = nullptr;
   size_t size = 0;
   unsigned char fill = 0;
+  // Allocated zeroed and only resized by the zeroing calls: every byte past `size` reads 0.
+  bool zero_tail = false;
 };
+
+// Frees blocks handed to it on its own thread (a remote free for their owner). One thread for
+// the process; drain() waits until everything handed over is freed (before a heap goes away).
+class RemoteFreer {
+ public:
+  void hand_over(void* p) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    start_once();
+    queue_.push_back(p);
+    wake_.notify_one();
+  }
+  void drain() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    idle_.wait(lock, [this] { return queue_.empty() && !busy_; });
+  }
+
+ private:
+  void start_once() {
+    if (started_) return;
+    started_ = true;
+    std::thread([this] { run(); }).detach();
+  }
+  [[noreturn]] void run() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    for (;;) {
+      wake_.wait(lock, [this] { return !queue_.empty(); });
+      void* p = queue_.front();
+      queue_.pop_front();
+      busy_ = true;
+      lock.unlock();
+      hs_free(p);
+      lock.lock();
+      busy_ = false;
+      if (queue_.empty()) idle_.notify_all();
+    }
+  }
+  std::mutex mutex_;
+  std::condition_variable wake_, idle_;
+  std::deque<void*> queue_;
+  bool started_ = false;
+  bool busy_ = false;
+};
+
+RemoteFreer& remote_freer() {
+  static auto* freer = new RemoteFreer;  // never destroyed: its thread runs to process exit
+  return *freer;
+}
 
 using Input = heapscope::fuzz::FuzzInput;
 
@@ -40,6 +96,24 @@ void check(const Live& b) {
 void fill(Live& b, unsigned char value) {
   b.fill = value;
   memset(b.p, value, b.size);
+}
+
+bool zero(const unsigned char* p, size_t from, size_t to) {
+  for (size_t i = from; i < to; ++i) {
+    if (p[i] != 0) return false;
+  }
+  return true;
+}
+
+// A resized block: the first `keep` bytes are the old fill; `n` is its new size.
+void resized(Live& b, unsigned char* q, size_t n, bool zero_tail, unsigned char value) {
+  size_t keep = n < b.size ? n : b.size;
+  if (!intact(q, keep, b.fill)) abort();
+  if (zero_tail && b.zero_tail && n > b.size && !zero(q, b.size, n)) abort();
+  b.p = q;
+  b.size = n;
+  b.zero_tail = zero_tail && b.zero_tail;
+  fill(b, value);
 }
 
 size_t draw_size(Input& in) {
@@ -65,7 +139,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     uint64_t op = in.take(1);
     Live& b = live[in.take(1) % kSlots];
     unsigned char value = static_cast<unsigned char>(op * 31 + 7);
-    switch (op % 9) {
+    switch (op % 13) {
       case 0:
       case 1: {  // malloc / calloc / aligned into an empty slot
         if (b.p != nullptr) break;
@@ -84,6 +158,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         if (b.p == nullptr) break;
         if (hs_usable_size(b.p) < n) abort();
         b.size = n;
+        b.zero_tail = op % 3 == 0;
         fill(b, value);
         break;
       }
@@ -104,19 +179,19 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
           break;
         }
         if (q == nullptr) break;  // b still valid
-        size_t keep = n < b.size ? n : b.size;
-        if (!intact(q, keep, b.fill)) abort();
-        b.p = q;
-        b.size = n;
-        fill(b, value);
+        resized(b, q, n, false, value);
         break;
       }
       case 5:  // expand in place or not at all
         if (b.p == nullptr) break;
-        if (void* q = hs_expand(b.p, draw_size(in)); q != nullptr && q != b.p) abort();
+        if (void* q = hs_expand(b.p, draw_size(in)); q != nullptr) {
+          if (q != b.p) abort();
+          b.zero_tail = false;  // the usable room it added is not zeroed
+        }
         check(b);
         break;
-      case 6:  // a first-class heap comes and goes (delete migrates its blocks)
+      case 6:                    // a first-class heap comes and goes (delete migrates its blocks)
+        remote_freer().drain();  // no block of it may still be on its way to a free
         if (heap == nullptr) {
           heap = hs_heap_new();
         } else {
@@ -126,6 +201,85 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         break;
       case 7:
         hs_collect(static_cast<int>(op & 16));
+        break;
+      case 9: {  // the rest of the realloc family keeps the prefix (and the alignment)
+        if (b.p == nullptr) break;
+        check(b);
+        size_t n = draw_size(in);
+        size_t align = size_t{1} << (in.take(1) % 16);
+        unsigned char* q = nullptr;
+        if (op % 3 == 0) {
+          q = static_cast<unsigned char*>(hs_realloc_aligned(b.p, n, align));
+          if (q != nullptr && reinterpret_cast<uintptr_t>(q) % align != 0) abort();
+        } else if (op % 3 == 1) {
+          size_t count = (in.take(1) % 8) + 1;
+          n /= count;
+          q = static_cast<unsigned char*>(hs_reallocarray(b.p, count, n));
+          n *= count;
+        } else {
+          q = static_cast<unsigned char*>(
+              hs_heap_realloc(heap != nullptr ? heap : hs_heap_get_default(), b.p, n));
+        }
+        if (q == nullptr) {
+          if (n == 0) b = Live{};  // a zero-size realloc may free
+          break;
+        }
+        resized(b, q, n, false, value);
+        break;
+      }
+      case 10: {  // the zeroing family: zeroed blocks, and zeroed growth of them
+        size_t n = draw_size(in);
+        if (b.p == nullptr) {
+          size_t align = size_t{1} << (in.take(1) % 16);
+          switch (op % 4) {
+            case 0:
+              b.p = static_cast<unsigned char*>(hs_zalloc_aligned(n, align));
+              break;
+            case 1:
+              b.p = static_cast<unsigned char*>(hs_calloc_aligned(1, n, align));
+              break;
+            case 2:
+              b.p = static_cast<unsigned char*>(heap != nullptr ? hs_heap_zalloc(heap, n)
+                                                                : hs_zalloc(n));
+              align = 1;
+              break;
+            default:
+              b.p = static_cast<unsigned char*>(heap != nullptr ? hs_heap_calloc(heap, 1, n)
+                                                                : hs_calloc(n, 1));
+              align = 1;
+          }
+          if (b.p == nullptr) break;
+          if (reinterpret_cast<uintptr_t>(b.p) % align != 0 || !zero(b.p, 0, n)) abort();
+          b.size = n;
+          b.zero_tail = true;
+          fill(b, value);
+          break;
+        }
+        check(b);
+        unsigned char* q = nullptr;
+        switch (op % 3) {
+          case 0:
+            q = static_cast<unsigned char*>(hs_rezalloc(b.p, n));
+            break;
+          case 1:
+            q = static_cast<unsigned char*>(hs_recalloc(b.p, n, 1));
+            break;
+          default:
+            q = static_cast<unsigned char*>(hs_rezalloc_aligned(b.p, n, 64));
+        }
+        if (q == nullptr) {
+          if (n == 0) b = Live{};
+          break;
+        }
+        if (op % 3 == 2 && reinterpret_cast<uintptr_t>(q) % 64 != 0) abort();
+        resized(b, q, n, true, value);
+        break;
+      }
+      case 11:  // freed by another thread
+        if (b.p == nullptr) break;
+        check(b);
+        remote_freer().hand_over(b.p);
+        b = Live{};
         break;
       default: {  // statistics stay consistent
         hs_stats_t s{};
@@ -139,9 +293,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (Live& b : live) {
     if (b.p != nullptr) {
       check(b);
-      hs_free(b.p);
+      hs_free_sized(b.p, b.size);
     }
   }
+  remote_freer().drain();
   if (heap != nullptr) hs_heap_destroy(heap);
   return 0;
 }

@@ -92,7 +92,7 @@ HS_TEXT HS_NOINLINE void* malloc_sampled(Heap* heap, size_t size) {
 // count) by its caller or below; a failed one is taken back out.
 static void uncount_requested(Heap* heap, size_t size) {
 #if HS_PROFILER
-  countdown_shift(heap, static_cast<int64_t>(size));
+  countdown_uncount(heap, size);
 #else
   (void)heap;
   (void)size;

@@ -38,6 +38,12 @@ inline void countdown_shift(Heap* heap, int64_t delta) {
   heap->countdown_armed += delta;
 }
 
+// Takes a failed allocation's charge out of the requested-bytes count, leaving the distance to
+// the next sample where it is: the charge may have re-armed the countdown, and giving the
+// bytes back to the new arm would postpone the next sample by the failed size (a failed
+// 64 MiB request silenced the sampler for the next 64 MiB of allocations).
+inline void countdown_uncount(Heap* heap, size_t size) { heap->requested_folded -= size; }
+
 // Charges an allocation of `size` to the heap's countdown (which doubles as its requested-bytes
 // count); true when it crossed zero, and the caller goes to the sampler. With the profiler
 // compiled in this subtract-and-branch is the fast path's only profiler cost.

@@ -1,5 +1,10 @@
 // The profiler's API contract, sessions: a start while running fails, stop clears counts and
 // forgets samples, and the same seed gives the same samples.
+#include <errno.h>
+
+#include <cstddef>
+#include <cstdint>
+
 #include "contract_support.h"
 
 namespace {
@@ -88,3 +93,20 @@ TEST_F(ProfContract, SameSeedSameSamplesInProcessAndSeedZeroDrawsDistinctSeeds) 
 }
 
 }  // namespace
+
+// A failed allocation charges the sampler's countdown and is taken back out of the requested
+// bytes, but must not postpone the next sample by its size: a failed 64 TiB request used to
+// leave every later allocation of the thread unsampled.
+TEST_F(ProfContract, AFailedAllocationDoesNotSilenceTheSampler) {
+  ASSERT_TRUE(hs_prof_start_seeded(1, 5));
+  errno = 0;
+  void* impossible = hs_malloc(size_t{1} << 46);
+  ASSERT_EQ(impossible, nullptr);
+  ASSERT_EQ(errno, ENOMEM);
+  const uint64_t before = hs_prof_test::prof_stats().total_samples;
+  void* blocks[100];
+  for (void*& b : blocks) b = hs_malloc(48);
+  EXPECT_EQ(hs_prof_test::prof_stats().total_samples - before, 100u)
+      << "at a 1-byte interval every allocation is a sample";
+  for (void* b : blocks) hs_free(b);
+}

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <heapscope/heapscope.h>
 #include <heapscope/profile.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -15,6 +16,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -87,9 +89,12 @@ std::vector<void*>* fill_with_mib_blocks(int* last_errno) {
 TEST(Exhaustion, EveryAllocationFunctionFailsCleanlyAndTheEngineRecovers) {
   if (hs_test::kSanitized) GTEST_SKIP() << "sanitizers reserve more address space than the cap";
   in_child([]() -> int {
-    CHILD_CHECK(hs_prof_start(64 * 1024));
+    // Every allocation sampled: the profiler's own memory runs out with the heap's.
+    CHILD_CHECK(hs_prof_start(1));
     std::vector<void*> small_blocks;
     small_blocks.reserve(1 << 20);
+    std::vector<void*> room;  // address space the test itself maps, reserved before the cap
+    room.reserve(8192);
     CHILD_CHECK(cap_address_space(mapped_bytes() + 192 * kMiB));
 
     int err = 0;
@@ -107,12 +112,45 @@ TEST(Exhaustion, EveryAllocationFunctionFailsCleanlyAndTheEngineRecovers) {
     CHILD_CHECK(hs_malloc_aligned(64 * kMiB, 1 << 20) == nullptr && errno == ENOMEM);
     errno = 0;
     CHILD_CHECK(hs_calloc_aligned(1, 64 * kMiB, 4096) == nullptr && errno == ENOMEM);
+    errno = 0;
+    CHILD_CHECK(hs_aligned_alloc(4096, 64 * kMiB) == nullptr && errno == ENOMEM);
+    errno = 0;
+    CHILD_CHECK(hs_memalign(4096, 64 * kMiB) == nullptr && errno == ENOMEM);
+    errno = 0;
+    CHILD_CHECK(hs_valloc(64 * kMiB) == nullptr && errno == ENOMEM);
+    errno = 0;
+    CHILD_CHECK(hs_pvalloc(64 * kMiB) == nullptr && errno == ENOMEM);
+    void* out = &err;
+    errno = 0;
+    CHILD_CHECK(hs_posix_memalign(&out, 4096, 64 * kMiB) == ENOMEM && out == &err && errno == 0);
+    hs_heap_t* heap = hs_heap_get_default();
+    errno = 0;
+    CHILD_CHECK(hs_heap_malloc(heap, 64 * kMiB) == nullptr && errno == ENOMEM);
+    errno = 0;
+    CHILD_CHECK(hs_heap_zalloc(heap, 64 * kMiB) == nullptr && errno == ENOMEM);
+    errno = 0;
+    CHILD_CHECK(hs_heap_calloc(heap, 1, 64 * kMiB) == nullptr && errno == ENOMEM);
+    errno = 0;
+    CHILD_CHECK(hs_heap_malloc_aligned(heap, 64 * kMiB, 4096) == nullptr && errno == ENOMEM);
     // A failed realloc leaves the block as it was.
     void* kept = (*blocks)[0];
     errno = 0;
     CHILD_CHECK(hs_realloc(kept, 512 * kMiB) == nullptr && errno == ENOMEM);
     CHILD_CHECK(static_cast<unsigned char*>(kept)[4095] == 0x5a);
-    // Small blocks fill what the pages already mapped can hold, then fail the same way.
+    // So does every other resize call.
+    errno = 0;
+    CHILD_CHECK(hs_reallocarray(kept, 512, kMiB) == nullptr && errno == ENOMEM);
+    errno = 0;
+    CHILD_CHECK(hs_realloc_aligned(kept, 512 * kMiB, 4096) == nullptr && errno == ENOMEM);
+    errno = 0;
+    CHILD_CHECK(hs_rezalloc(kept, 512 * kMiB) == nullptr && errno == ENOMEM);
+    errno = 0;
+    CHILD_CHECK(hs_recalloc(kept, 512, kMiB) == nullptr && errno == ENOMEM);
+    errno = 0;
+    CHILD_CHECK(hs_heap_realloc(heap, kept, 512 * kMiB) == nullptr && errno == ENOMEM);
+    CHILD_CHECK(static_cast<unsigned char*>(kept)[4095] == 0x5a);
+    // Small blocks fill the room the segments still have, then fail the same way. Each is
+    // sampled, and its record needs profiler memory the capped space no longer has.
     errno = 0;
     while (small_blocks.size() < small_blocks.capacity()) {
       void* p = hs_malloc(48);
@@ -121,10 +159,34 @@ TEST(Exhaustion, EveryAllocationFunctionFailsCleanlyAndTheEngineRecovers) {
     }
     CHILD_CHECK(small_blocks.size() < small_blocks.capacity() && errno == ENOMEM);
 
+    // The heap stops at its next segment mapping (64 MiB with alignment padding); the profiler
+    // maps small chunks, and still finds room. Take that room too, then give the heap 2 MiB
+    // back inside its segments: the ~43,000 sampled blocks it now serves need records the
+    // profiler cannot map.
+    while (room.size() < room.capacity()) {
+      void* m =
+          mmap(nullptr, 64 * 1024, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+      if (m == MAP_FAILED) break;
+      room.push_back(m);
+    }
+    CHILD_CHECK(room.size() < room.capacity());
+    for (size_t i = 0; i < 2; ++i) {
+      hs_free((*blocks)[8 + i]);
+      (*blocks)[8 + i] = (*blocks)[blocks->size() - 1 - i];
+    }
+    blocks->resize(blocks->size() - 2);
+    for (size_t i = 0; i < 2 * kMiB / 48 && small_blocks.size() < small_blocks.capacity(); ++i) {
+      void* p = hs_malloc(48);
+      if (p == nullptr) break;
+      small_blocks.push_back(p);
+    }
+    for (void* m : room) munmap(m, 64 * 1024);
+
     // The profiler kept running through it and counts what it could not record.
     hs_prof_stats_t stats = hs_prof_stats_init();
     CHILD_CHECK(hs_prof_stats_get(&stats));
     CHILD_CHECK(stats.enabled);
+    CHILD_CHECK(stats.dropped_no_memory > 0 && stats.dropped_samples >= stats.dropped_no_memory);
     std::fprintf(stderr,
                  "exhaustion: %zu MiB blocks and %zu small blocks before ENOMEM; "
                  "profiler: %llu samples dropped (%llu for memory)\n",
@@ -136,6 +198,17 @@ TEST(Exhaustion, EveryAllocationFunctionFailsCleanlyAndTheEngineRecovers) {
     for (void* p : small_blocks) hs_free(p);
     for (void* p : *blocks) hs_free(p);
     hs_collect(1);
+    // ... and the profile says how many samples it lost.
+    struct Text {
+      std::string out;
+      static bool append(void* arg, const void* data, size_t len) {
+        static_cast<Text*>(arg)->out.append(static_cast<const char*>(data), len);
+        return true;
+      }
+    } text;
+    text.out.reserve(1 << 20);
+    CHILD_CHECK(hs_prof_dump_writer(Text::append, &text));
+    CHILD_CHECK(text.out.find("profiler_dropped_samples") != std::string::npos);
     fill_with_mib_blocks(&err);
     CHILD_CHECK(blocks->size() + 16 >= first_fill);
     for (void* p : *blocks) hs_free(p);

@@ -4,10 +4,12 @@
 #include <gtest/gtest.h>
 #include <heapscope/heapscope.h>
 #include <malloc.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -247,6 +249,54 @@ TEST(Override, StandardContainersAndThreads) {
     delete s;  // freed on another thread than the (exited) allocating one
   }
   EXPECT_EQ(index.at(12345), words[12345]);
+}
+
+// Real exhaustion, not an impossible size: with the address space capped (in a child),
+// operator new throws std::bad_alloc once the OS refuses memory, nothrow new returns null, and
+// new succeeds again once the blocks are freed.
+TEST(Override, NewUnderACappedAddressSpaceThrowsAndRecovers) {
+  std::fflush(nullptr);
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    alarm(30);
+    std::set_new_handler(nullptr);
+    static void* blocks[4096];  // no allocation while the space is full
+    size_t count = 0;
+    rlimit limit{};
+    if (getrlimit(RLIMIT_AS, &limit) != 0) _exit(2);
+    size_t mapped = 0;
+    if (FILE* status = std::fopen("/proc/self/status", "r")) {
+      char line[256];
+      while (std::fgets(line, sizeof line, status) != nullptr) {
+        if (std::strncmp(line, "VmSize:", 7) == 0)
+          mapped = std::strtoull(line + 7, nullptr, 10) * 1024;
+      }
+      std::fclose(status);
+    }
+    limit.rlim_cur = mapped + (128u << 20);
+    if (mapped == 0 || setrlimit(RLIMIT_AS, &limit) != 0) _exit(3);
+    bool threw = false;
+    try {
+      while (count < 4096) {
+        void* block = ::operator new(1u << 20);  // the one that throws stores nothing
+        blocks[count++] = block;
+      }
+    } catch (const std::bad_alloc&) {
+      threw = true;
+    }
+    if (!threw || count < 16) _exit(4);
+    if (::operator new(8u << 20, std::nothrow) != nullptr) _exit(5);
+    if (::operator new[](8u << 20, std::align_val_t{4096}, std::nothrow) != nullptr) _exit(6);
+    for (size_t i = 0; i < count; ++i) ::operator delete(blocks[i]);
+    void* again = ::operator new(8u << 20);  // throws (and the child dies) if not recovered
+    ::operator delete(again);
+    _exit(0);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status)) << "child killed by signal " << WTERMSIG(status);
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "2-3 setup, 4 no bad_alloc, 5-6 nothrow new not null";
 }
 
 TEST(Override, ForkedChildUsesTheAllocator) {

@@ -2,7 +2,8 @@
 # The README's test command: installs dependencies, checks formatting, builds the Release,
 # ASan/UBSan, TSan and Debug presets, runs clang-tidy on the changed files, and runs the default
 # (non-slow) Release suite plus the tests labelled for each of the other presets (Debug: the
-# engine's tests with its invariant checks compiled in, HS_DEBUG=2).
+# engine's tests with its invariant checks compiled in, HS_DEBUG=2), the gates (ISA baseline,
+# memory) and the fuzz gate, each with its positive control.
 # Usage: bash ci/test.sh [--release-only]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -37,4 +38,11 @@ for preset in "${presets[@]}"; do
     if ! ctest --preset gates; then status=1; fi
   fi
 done
+# The fuzz gate (clang-14 libFuzzer, ASan+UBSan): its planted use-after-free must be caught,
+# then every target runs briefly on its seed corpus. The 30-minute runs are a longer job:
+# HEAPSCOPE_FUZZ_SECONDS=1800 bash ci/fuzz-gate.sh (fuzz/README.md).
+if [ "${1:-}" != "--release-only" ]; then
+  echo "=== fuzz gate ==="
+  if ! bash ci/fuzz-gate.sh --seconds "${HEAPSCOPE_FUZZ_SECONDS:-10}"; then status=1; fi
+fi
 exit $status

@@ -30,12 +30,14 @@ constexpr OptionRow kOptions[hs_option_count_] = {
     {"dirty_max_bytes", 64L << 20,
      "free memory one thread keeps resident while it waits for the purge delay; beyond it, the "
      "oldest is purged at once"},
+    {"fault_map_every", 0,
+     "testing: every Nth request for OS memory fails as if the OS refused it (0: never)"},
 };
 
 std::atomic<long> g_values[hs_option_count_] = {
     kOptions[0].default_value, kOptions[1].default_value, kOptions[2].default_value,
     kOptions[3].default_value, kOptions[4].default_value, kOptions[5].default_value,
-    kOptions[6].default_value,
+    kOptions[6].default_value, kOptions[7].default_value,
 };
 
 // Parses a decimal integer with an optional sign, or yes/no words; false if malformed.
@@ -75,6 +77,7 @@ void options_init() {
     if (text == nullptr) continue;
     if (parse_value(text, &value)) {
       g_values[i].store(value, std::memory_order_relaxed);
+      if (i == hs_option_fault_map_every) os::set_map_fault_interval(value);
     } else {
       warning("heapscope: ignoring malformed option value in the environment", nullptr);
     }
@@ -95,6 +98,7 @@ void hs_option_set(hs_option_t option, long value) {
   if (option < 0 || option >= hs_option_count_) return;
   heapscope::process_init();
   heapscope::g_values[option].store(value, std::memory_order_relaxed);
+  if (option == hs_option_fault_map_every) heapscope::os::set_map_fault_interval(value);
 }
 
 const char* hs_option_name(hs_option_t option) {

@@ -25,6 +25,9 @@ size_t page_size();
 // Maps `size` bytes of zeroed read/write memory at any page-aligned address (no alignment
 // padding, unlike map_aligned). nullptr on failure. Released with unmap(addr, size).
 void* map_pages(size_t size);
+// Fault injection for tests (the fault_map_every option): when n > 0, every nth call of
+// map_aligned and map_pages fails as if the OS refused the memory. 0 turns it off.
+void set_map_fault_interval(long n);
 // Resizes a map_pages mapping, moving it when it cannot grow in place; the contents are
 // kept without copying. Returns the new address, or nullptr (the old mapping unchanged).
 void* remap_pages(void* addr, size_t old_size, size_t new_size);

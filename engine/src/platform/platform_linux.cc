@@ -11,13 +11,37 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <atomic>
+
 #include "platform/platform.h"
 
 extern char** environ;
 
 namespace heapscope::os {
 
+namespace {
+
+std::atomic<unsigned long> g_map_fault_every{0};
+std::atomic<unsigned long> g_map_calls{0};
+
+// True when this mapping request is one the fault injection refuses.
+bool map_fault_due() {
+  unsigned long every = g_map_fault_every.load(std::memory_order_relaxed);
+  if (every == 0) return false;
+  if (g_map_calls.fetch_add(1, std::memory_order_relaxed) % every != every - 1) return false;
+  errno = ENOMEM;
+  return true;
+}
+
+}  // namespace
+
+void set_map_fault_interval(long n) {
+  g_map_calls.store(0, std::memory_order_relaxed);
+  g_map_fault_every.store(n > 0 ? static_cast<unsigned long>(n) : 0, std::memory_order_relaxed);
+}
+
 void* map_aligned(size_t size, size_t alignment) {
+  if (map_fault_due()) return nullptr;
   // Over-reserve by the alignment and trim both ends, so the result is aligned without hints.
   // No MAP_NORESERVE: the kernel's overcommit heuristic then refuses absurd sizes (a 100 GiB
   // request on a 24 GiB machine gets ENOMEM, as with glibc) instead of handing out address
@@ -63,6 +87,7 @@ void* remap(void* addr, size_t old_size, size_t new_size, void* target) {
 void purge(void* addr, size_t size) { madvise(addr, size, MADV_DONTNEED); }
 
 void* map_pages(size_t size) {
+  if (map_fault_due()) return nullptr;
   void* memory = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   return memory == MAP_FAILED ? nullptr : memory;
 }

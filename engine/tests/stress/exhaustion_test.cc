@@ -224,6 +224,73 @@ TEST(Exhaustion, EveryAllocationFunctionFailsCleanlyAndTheEngineRecovers) {
   });
 }
 
+// The OS refusing memory now and then (the fault_map_every option: every 3rd mapping request
+// fails) in the middle of mixed traffic: each call either succeeds or returns NULL with ENOMEM
+// (a failed realloc keeps its block), every live block keeps its content, and with the faults
+// off again everything succeeds, huge blocks included.
+TEST(Exhaustion, InjectedMapFailuresFailCleanlyAndTheEngineRecovers) {
+  in_child([]() -> int {
+    CHILD_CHECK(hs_prof_start(4096));
+    struct Slot {
+      unsigned char* p = nullptr;
+      size_t size = 0;
+    };
+    static Slot slots[256];
+    hs_test::SplitMix64 rng(77);
+    hs_option_set(hs_option_fault_map_every, 3);
+    size_t failures = 0, successes = 0;
+    for (int i = 0; i < 20000; ++i) {
+      Slot& s = slots[rng.next() % 256];
+      size_t size = rng.next() % 8 == 0 ? rng.between(1 << 20, 12 << 20) : rng.between(1, 70000);
+      if (s.p != nullptr) {
+        CHILD_CHECK(s.p[0] == static_cast<unsigned char>(s.size) &&
+                    s.p[s.size - 1] == static_cast<unsigned char>(s.size));
+      }
+      errno = 0;
+      if (s.p == nullptr) {
+        s.p = static_cast<unsigned char*>(hs_malloc(size));
+        if (s.p == nullptr) {
+          CHILD_CHECK(errno == ENOMEM);
+          ++failures;
+          continue;
+        }
+      } else if (rng.next() % 2 == 0) {
+        auto* q = static_cast<unsigned char*>(hs_realloc(s.p, size));
+        if (q == nullptr) {
+          CHILD_CHECK(errno == ENOMEM);
+          ++failures;
+          continue;  // s.p is still the block, content checked next time
+        }
+        s.p = q;
+      } else {
+        hs_free(s.p);
+        s = Slot{};
+        continue;
+      }
+      ++successes;
+      s.size = size;
+      s.p[0] = s.p[size - 1] = static_cast<unsigned char>(size);
+    }
+    std::fprintf(stderr, "injected faults: %zu allocations failed, %zu succeeded\n", failures,
+                 successes);
+    CHILD_CHECK(failures > 0 && successes > failures);
+    hs_option_set(hs_option_fault_map_every, 0);
+    for (Slot& s : slots) {
+      hs_free(s.p);
+      s = Slot{};
+    }
+    for (int i = 0; i < 200; ++i) {
+      size_t size = i % 20 == 0 ? 64 << 20 : rng.between(1, 2 << 20);
+      void* p = hs_malloc(size);
+      CHILD_CHECK(p != nullptr);
+      std::memset(p, 1, size < 4096 ? size : 4096);
+      hs_free(p);
+    }
+    hs_prof_stop();
+    return 0;
+  });
+}
+
 TEST(Exhaustion, ImpossibleSizesFailWithEnomemWithoutTouchingTheOs) {
   errno = 0;
   EXPECT_EQ(hs_malloc(SIZE_MAX), nullptr);

@@ -98,11 +98,10 @@ void fill(Live& b, unsigned char value) {
   memset(b.p, value, b.size);
 }
 
+// The same sampling as intact(): a byte-by-byte check of multi-megabyte growth made every
+// input cost tens of milliseconds under coverage instrumentation.
 bool zero(const unsigned char* p, size_t from, size_t to) {
-  for (size_t i = from; i < to; ++i) {
-    if (p[i] != 0) return false;
-  }
-  return true;
+  return to <= from || intact(p + from, to - from, 0);
 }
 
 // A resized block: the first `keep` bytes are the old fill; `n` is its new size.

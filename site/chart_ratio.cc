@@ -1,5 +1,8 @@
 #include <algorithm>
 #include <cmath>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "charts.h"
 #include "number_format.h"
@@ -8,17 +11,18 @@
 namespace heapscope::site {
 
 std::string ratio_chart(const RatioChart& c) {
-  // Layout: left axis, groups of bars, legend row at the top.
-  const double left = 62, right = 16, top = 70, bottom = 92, bar = 9, gap = 16;
+  // Layout: left axis, groups of bars, the legend at the top, wrapped onto as many rows as
+  // the plot's width needs (many allocators must not widen the chart past its grid column).
+  const double left = 62, right = 16, bottom = 92, bar = 9, gap = 16;
   std::size_t per_group = 1;
   for (const RatioGroup& g : c.groups) per_group = std::max(per_group, g.bars.size());
   const double group_width = static_cast<double>(per_group) * bar + gap;
-  double legend_width = 0;
-  for (const std::string& name : c.series)
-    legend_width += 24 + 7 * static_cast<double>(name.size());
-  const double plot_width =
-      std::max({360.0, legend_width, 7.5 * static_cast<double>(c.title.size()),
-                static_cast<double>(c.groups.size()) * group_width});
+  const double plot_width = std::max({360.0, 7.5 * static_cast<double>(c.title.size()),
+                                      static_cast<double>(c.groups.size()) * group_width});
+  std::vector<std::pair<std::string, std::string>> legend;
+  for (std::size_t s = 0; s < c.series.size(); ++s) legend.emplace_back(c.series[s], c.colors[s]);
+  const int legend_rows = Svg::legend_rows(left, left + plot_width + right, legend);
+  const double top = 70 + Svg::kLegendRowHeight * std::max(0, legend_rows - 1);
   const double plot_height = 230;
   Svg svg(left + plot_width + right, top + plot_height + bottom, c.id, c.title, c.desc);
 
@@ -48,15 +52,8 @@ std::string ratio_chart(const RatioChart& c) {
   svg.text(left + plot_width, y(1) - 4, c.baseline + " = 1.0", "end", "note");
   svg.text(16, top + plot_height / 2, c.y_label, "middle", "axis-label", -90);
   svg.text(8, 18, c.title, "start", "chart-title");
-  svg.text(left, top - 30, c.better, "start", "note");
-
-  // Legend.
-  double lx = left;
-  for (std::size_t s = 0; s < c.series.size(); ++s) {
-    svg.rect(lx, top - 20, 10, 10, c.colors[s], "legend-swatch");
-    svg.text(lx + 14, top - 11, c.series[s], "start", "legend");
-    lx += 24 + 7 * static_cast<double>(c.series[s].size());
-  }
+  svg.text(left, 40, c.better, "start", "note");
+  svg.legend(left, 50, legend);
 
   for (std::size_t g = 0; g < c.groups.size(); ++g) {
     const double gx = left + gap / 2 + static_cast<double>(g) * group_width;

@@ -99,14 +99,37 @@ void Svg::text(double x, double y, const std::string& s, const std::string& anch
   body_ += ">" + xml_escape(s) + "</text>\n";
 }
 
+namespace {
+
+double legend_entry_width(const std::string& name) {
+  return 24 + 7 * static_cast<double>(name.size());
+}
+
+}  // namespace
+
+int Svg::legend_rows(double x, double width,
+                     const std::vector<std::pair<std::string, std::string>>& entries) {
+  int rows = entries.empty() ? 0 : 1;
+  double lx = x;
+  for (const auto& entry : entries) {
+    const double w = legend_entry_width(entry.first);
+    if (lx + w > width && lx > x) {
+      lx = x;
+      ++rows;
+    }
+    lx += w;
+  }
+  return rows;
+}
+
 void Svg::legend(double x, double y,
                  const std::vector<std::pair<std::string, std::string>>& entries) {
   double lx = x, ly = y;
   for (const auto& [name, color] : entries) {
-    const double w = 24 + 7 * static_cast<double>(name.size());
+    const double w = legend_entry_width(name);
     if (lx + w > width_ && lx > x) {
       lx = x;
-      ly += 14;
+      ly += kLegendRowHeight;
     }
     rect(lx, ly, 10, 10, color, "legend-swatch");
     text(lx + 14, ly + 9, name, "start", "legend");

@@ -36,6 +36,10 @@ class Svg {
   // A legend of (name, colour) swatches from (x, y), wrapped onto a new row at the canvas's
   // right edge.
   void legend(double x, double y, const std::vector<std::pair<std::string, std::string>>& entries);
+  // How many rows legend() takes from x on a canvas `width` wide (so a chart can make room).
+  static int legend_rows(double x, double width,
+                         const std::vector<std::pair<std::string, std::string>>& entries);
+  static constexpr double kLegendRowHeight = 14;
 
   double width() const { return width_; }
   double height() const { return height_; }

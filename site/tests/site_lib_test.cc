@@ -7,8 +7,11 @@
 
 #include <filesystem>
 #include <fstream>
+#include <set>
+#include <string>
 
 #include "base/sha256.h"
+#include "site/charts.h"
 #include "site/comparison_key.h"
 #include "site/envelope.h"
 #include "site/history.h"
@@ -342,6 +345,35 @@ TEST(Pages, ApplicationRunsGetAnApplicationSection) {
 // The deep-nesting check of fuzz/harness_reader_fuzz: schema validation copies the document
 // recursively, so a 100000-deep manifest or history line overflowed the stack; now each is refused
 // by name.
+// Eight allocators with long names: the ratio chart keeps the plot's width (a grid column) and
+// wraps its legend onto more rows instead of widening past it.
+TEST(Charts, RatioLegendWrapsInsteadOfWideningTheChart) {
+  RatioChart c;
+  c.id = "r";
+  c.title = "throughput";
+  c.baseline = "mimalloc";
+  for (int s = 0; s < 8; ++s) {
+    c.series.push_back("allocator-with-a-long-name-" + std::to_string(s));
+    c.colors.push_back("#336699");
+  }
+  for (int g = 0; g < 3; ++g) {
+    RatioGroup group;
+    group.label = "cell " + std::to_string(g);
+    for (std::size_t s = 0; s < 8; ++s) group.bars.push_back({s, 1.0 + 0.01 * g, {}, ""});
+    c.groups.push_back(group);
+  }
+  const std::string svg = ratio_chart(c);
+  EXPECT_NE(svg.find("width=\"438.0\""), std::string::npos) << svg.substr(0, 200);  // 62+360+16
+  std::set<std::string> swatch_rows;
+  for (std::size_t at = svg.find("legend-swatch"); at != std::string::npos;
+       at = svg.find("legend-swatch", at + 1)) {
+    const std::size_t tag = svg.rfind("<rect", at);
+    const std::size_t y = svg.find(" y=\"", tag);
+    swatch_rows.insert(svg.substr(y + 4, svg.find('"', y + 4) - y - 4));
+  }
+  EXPECT_GE(swatch_rows.size(), 3u) << "eight long names need several legend rows";
+}
+
 TEST(Verify, RefusesDeeplyNestedJson) {
   const std::filesystem::path dir =
       std::filesystem::temp_directory_path() / ("hs-site-deep-" + std::to_string(getpid()));

@@ -59,17 +59,12 @@ bool write_next() {
   return false;
 }
 
-// An interval variable whose value is not a decimal number (config.cc has said so already).
-bool interval_variable_malformed() {
-  for (const char* name :
-       {"HEAPSCOPE_PROF_DUMP_ALLOC_INTERVAL", "HEAPSCOPE_PROF_DUMP_INUSE_INTERVAL",
-        "HEAPSCOPE_PROF_DUMP_TIME_INTERVAL"}) {
-    const char* text = os::get_env(name);
-    if (text != nullptr && text[0] != '\0' && text[strspn(text, "0123456789")] != '\0') {
-      return true;
-    }
-  }
-  return false;
+// Whether any interval variable is set: a malformed one has had its line from config.cc, and
+// one set to 0 asked for no profiles.
+bool interval_variable_set() {
+  return os::get_env("HEAPSCOPE_PROF_DUMP_ALLOC_INTERVAL") != nullptr ||
+         os::get_env("HEAPSCOPE_PROF_DUMP_INUSE_INTERVAL") != nullptr ||
+         os::get_env("HEAPSCOPE_PROF_DUMP_TIME_INTERVAL") != nullptr;
 }
 
 }  // namespace
@@ -84,7 +79,7 @@ void interval_dumps_configure(const Settings& s) {
   g_dumps.format = s.exit_format;
   if (g_dumps.alloc_interval == 0 && g_dumps.inuse_interval == 0 &&
       g_dumps.time_interval_secs == 0) {
-    if (interval_variable_malformed()) return;  // its one line has been written
+    if (interval_variable_set()) return;
     notice(
         "HEAPSCOPE_PROF_DUMP_PREFIX without a HEAPSCOPE_PROF_DUMP_*_INTERVAL: no interval "
         "profiles");

@@ -31,8 +31,8 @@ inline double from_bits(uint64_t bits) {
 // 2^k for a k that gives a normal double.
 inline double pow2(int k) { return from_bits(static_cast<uint64_t>(k + 1023) << 52); }
 
-// 1/n for expm1's series: a multiplication per term instead of a division (expm1's chain of
-// seventeen divisions cost ~100 ns a sample, a third of the running profiler's per-sample work).
+// 1/n for expm1's series: a multiplication per term instead of a division (its chain of
+// seventeen divisions made sample_weight 0.37% of a churn run under perf; now 0.05%).
 inline constexpr double kInverse[19] = {0,        1,        1.0 / 2,  1.0 / 3,  1.0 / 4,
                                         1.0 / 5,  1.0 / 6,  1.0 / 7,  1.0 / 8,  1.0 / 9,
                                         1.0 / 10, 1.0 / 11, 1.0 / 12, 1.0 / 13, 1.0 / 14,
@@ -57,7 +57,8 @@ inline double log_positive(double y) {
   double s = (m - 1.0) / (m + 1.0);
   double s2 = s * s;
   double sum = 0.0;
-  for (int k = 23; k >= 3; k -= 2) sum = (sum + 1.0 / k) * s2;  // unrolled: constants
+  // The compiler unrolls this loop and folds each 1.0 / k: no division at run time.
+  for (int k = 23; k >= 3; k -= 2) sum = (sum + 1.0 / k) * s2;
   double log_m = 2.0 * s + 2.0 * s * sum;
   return e * kLn2Hi + (e * kLn2Lo + log_m);
 }

@@ -6,7 +6,7 @@ include(${CMAKE_CURRENT_LIST_DIR}/HeapscopeInstallDirs.cmake)
 include(CMakePackageConfigHelpers)
 
 set(HEAPSCOPE_SHARED_TARGETS heapscope heapscope_api heapscope_noprof heapscope_events
-                             heapscope_events_api)
+                             heapscope_events_api heapscope_hardened)
 set(HEAPSCOPE_ENGINE_TARGETS ${HEAPSCOPE_SHARED_TARGETS} heapscope_static)
 set(HEAPSCOPE_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/heapscope)
 
@@ -21,6 +21,7 @@ set_target_properties(heapscope_api PROPERTIES EXPORT_NAME api)
 set_target_properties(heapscope_noprof PROPERTIES EXPORT_NAME noprof)
 set_target_properties(heapscope_events PROPERTIES EXPORT_NAME events)
 set_target_properties(heapscope_events_api PROPERTIES EXPORT_NAME events_api)
+set_target_properties(heapscope_hardened PROPERTIES EXPORT_NAME hardened)
 
 # Usage requirements as the engine sets them name directories of this source tree; an exported
 # target may only carry them for the build tree, and the install prefix's include/ otherwise.

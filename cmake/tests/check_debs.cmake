@@ -35,7 +35,7 @@ set(lib usr/${HS_LIBDIR})
 set(runtime_fields "Package: libheapscope0\n" "Section: libs\n" "Depends: [^\n]*libc6 \\(>= ")
 set(runtime_files "./${lib}/libheapscope.so.0.1.0" "./${lib}/libheapscope.so.0 -> "
     "./${lib}/libheapscope_api.so.0 -> " "./${lib}/libheapscope_noprof.so.0 -> "
-    "./${lib}/libheapscope_events.so.0 -> "
+    "./${lib}/libheapscope_events.so.0 -> " "./${lib}/libheapscope_hardened.so.0 -> "
     "./usr/share/doc/libheapscope0/copyright" "./usr/share/doc/libheapscope0/changelog.gz")
 # The engine libraries need only libc (engine.deps_libc_only), so shlibdeps adds nothing else.
 set(runtime_fields_absent "Depends: [^\n]*(libstdc\\+\\+|zlib1g|libgcc)")

@@ -40,6 +40,7 @@ foreach(f include/heapscope/heapscope.h include/heapscope/profile.h
           ${HS_LIBDIR}/libheapscope.so.0 ${HS_LIBDIR}/libheapscope_api.so.0
           ${HS_LIBDIR}/libheapscope_noprof.so.0 ${HS_LIBDIR}/libheapscope_static.a
           ${HS_LIBDIR}/libheapscope_events.so.0 ${HS_LIBDIR}/libheapscope_events_api.so.0
+          ${HS_LIBDIR}/libheapscope_hardened.so.0
           include/heapscope/memory_events.h
           ${HS_LIBDIR}/cmake/heapscope/heapscopeConfig.cmake
           ${HS_LIBDIR}/pkgconfig/heapscope.pc bin/hsbench bin/hs-workload bin/hs-probe

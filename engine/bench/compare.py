@@ -20,6 +20,11 @@ beside jemalloc with and without its own sampling profiler (prof:true,lg_prof_sa
 gperftools' full tcmalloc with and without sampling (TCMALLOC_SAMPLE_PARAMETER=524288); the
 table then gives the paired ratios engine/engine-noprof, engine-prof/engine and the peers' own.
   python3 engine/bench/compare.py --build-dir build/release --set tax --filter 'pair/(16|64|256)/'
+
+Hardening cost (--set hardened): the engine against its hardened build (libheapscope_hardened.so),
+and, given --secure-mimalloc PATH (a mimalloc built with MI_SECURE=ON), mimalloc against its own
+secure mode; the table then gives the paired ratios engine-hardened/engine and
+mimalloc-secure/mimalloc.
 """
 import argparse
 import json
@@ -52,6 +57,8 @@ TAX_PEERS = [
 ]
 TAX_PAIRS = [("engine", "engine-noprof"), ("engine-prof", "engine"),
              ("jemalloc-prof", "jemalloc"), ("tcmalloc-prof", "tcmalloc-full")]
+HARDENED_PAIRS = [("engine-hardened", "engine"), ("mimalloc-secure", "mimalloc")]
+PAIRS = {"tax": TAX_PAIRS, "hardened": HARDENED_PAIRS}
 SCHEMA_VERSION = 1
 
 
@@ -146,8 +153,12 @@ def main():
     ap.add_argument("--no-rss", action="store_true", help="skip the peak-RSS runs")
     ap.add_argument("--only", default="", help="comma-separated allocator names to run")
     ap.add_argument("--json-out", help="write every measurement here as JSON")
-    ap.add_argument("--set", choices=["peers", "tax"], default="peers",
-                    help="peers: engine vs mimalloc/jemalloc/tcmalloc/glibc; tax: profiler cost")
+    ap.add_argument("--set", choices=["peers", "tax", "hardened"], default="peers",
+                    help="peers: engine vs mimalloc/jemalloc/tcmalloc/glibc; tax: profiler cost;"
+                         " hardened: the hardened build's cost")
+    ap.add_argument("--secure-mimalloc", help="--set hardened: a mimalloc built with MI_SECURE=ON")
+    ap.add_argument("--mimalloc", help="--set hardened: the same mimalloc built without it (default:"
+                                       " the system's)")
     opts = ap.parse_args()
 
     bench = opts.bench or os.path.join(opts.build_dir, "engine/bench/hs-alloc-bench")
@@ -161,6 +172,14 @@ def main():
                       ("engine", engine_lib, "libheapscope", {}),
                       ("engine-prof", engine_lib, "libheapscope", {"HEAPSCOPE_PROF": "1"})]
         allocators += TAX_PEERS
+    elif opts.set == "hardened":
+        hardened_lib = os.path.join(os.path.dirname(engine_lib), "libheapscope_hardened.so")
+        allocators = [("engine", engine_lib, "libheapscope", {}),
+                      ("engine-hardened", hardened_lib, "libheapscope_hardened", {})]
+        if opts.secure_mimalloc:
+            plain = os.path.abspath(opts.mimalloc) if opts.mimalloc else PEERS[0][1]
+            allocators += [("mimalloc", plain, "libmimalloc", {}),
+                           ("mimalloc-secure", os.path.abspath(opts.secure_mimalloc), "libmimalloc", {})]
     else:
         allocators = [("engine", engine_lib, "libheapscope", {})] + PEERS
     if opts.only:
@@ -237,10 +256,10 @@ def main():
             report["rows"][row][n] = entry
         print(f"| {row} | " + " | ".join(cells) + " |")
 
-    if opts.set == "tax":
+    if opts.set in PAIRS:
         print("\npaired ratios (median over rounds of A_round / B_round [its 95% bootstrap"
               " interval]; min-max over rounds; best = fastest A round / fastest B round)\n")
-        pairs = [(a, b) for a, b in TAX_PAIRS if a in names and b in names]
+        pairs = [(a, b) for a, b in PAIRS[opts.set] if a in names and b in names]
         print("| row | " + " | ".join(f"{a} / {b}" for a, b in pairs) + " |")
         print("|" + "---|" * (len(pairs) + 1))
         report["paired"] = {}

@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "core/hardening.h"
 #include "core/heap.h"
 #include "core/huge.h"
 #include "core/page.h"
@@ -27,7 +28,16 @@ namespace heapscope {
 // Pops a block off a page known to have one, for an allocation already charged to the
 // profiler's countdown (or built without the profiler, then counting the requested bytes).
 HS_ALWAYS_INLINE void* page_pop_charged(Heap* heap, Page* page, Block* block, size_t size) {
-  page->free = block->next;
+#if HS_HARDENED
+  Block* next = block_next(block);
+  if (HS_UNLIKELY(!link_in_page(next, page->area, page->capacity * page->block_size))) {
+    corrupted_free_list(block);
+  }
+  page->free = next;
+  block->link = 0;  // a live block's first word never decodes as a link (the double-free test)
+#else
+  page->free = block_next(block);
+#endif
   page->used++;
   heap->counters.bin_allocs[page->bin].add(1);
 #if !HS_PROFILER
@@ -146,7 +156,7 @@ HS_ALWAYS_INLINE Page* page_of(const void* p) {
 // kPageSampled while the block itself is not a sample): push it for the next malloc.
 HS_ALWAYS_INLINE void free_to_own_page(Page* page, void* p) {
   Block* block = static_cast<Block*>(p);
-  block->next = page->free;
+  block_set_next(block, page->free);
   page->free = block;
   Heap* heap = page->heap;
   heap->counters.bin_frees[page->bin].add(1);
@@ -166,6 +176,10 @@ HS_ALWAYS_INLINE void free_segment_block(void* p) {
   if (HS_UNLIKELY(page->slice_back != 0)) page -= page->slice_back;
   // Mine and no flag set: the owner word equals the thread pointer.
   if (HS_LIKELY(page->owner_word.load(std::memory_order_relaxed) == os::thread_id())) {
+#if HS_HARDENED
+    // A call out of line only when the screen fails, so the fast path keeps no frame.
+    if (HS_UNLIKELY(!own_free_passes_screen(page, p))) return free_own_checked(page, p);
+#endif
     free_to_own_page(page, p);
     return;
   }
@@ -340,6 +354,7 @@ inline void* heap_realloc(Heap* heap, void* p, size_t new_size, size_t alignment
   }
   size_t usable = usable_size_impl(p);
   if (HS_UNLIKELY(usable == 0)) {
+    if (frees_checked()) fatal("heapscope: realloc of a pointer heapscope does not own", p);
     warning("heapscope: realloc of a pointer heapscope does not own", p);
     errno = EINVAL;
     return nullptr;

@@ -61,8 +61,10 @@ inline constexpr size_t kHugeBlockOffset = kSliceSize;  // huge block: after fie
 inline constexpr size_t kMaxAllocSize = PTRDIFF_MAX - 2 * kSegmentSize;
 inline constexpr size_t kNaturalAlignMax = kSliceSize;  // page areas are slice aligned
 
+// A free block: its first word links it to the next free block of its list. Read and write it
+// through block_next/block_set_next (core/hardening.h): the hardened build stores it encoded.
 struct Block {
-  Block* next;
+  uintptr_t link;
 };
 
 // Formats `message` (and an optional pointer) into a stack buffer, writes it to stderr and

@@ -6,6 +6,7 @@
 //        └─ free_generic ─> huge | full-page | checked | remote push (+ hint)
 #include "core/alloc_inline.h"
 #include "core/assert.h"
+#include "core/hardening.h"
 #include "core/heap.h"
 #include "core/huge.h"
 #include "core/options.h"
@@ -37,7 +38,7 @@ static void count_free(Heap* block_heap, size_t block_size) {
 static void free_remote(Page* page, Block* block) {
   Block* head = page->thread_free.load(std::memory_order_relaxed);
   do {
-    block->next = head;
+    block_set_next(block, head);
   } while (!page->thread_free.compare_exchange_weak(head, block, std::memory_order_seq_cst,
                                                     std::memory_order_relaxed));
   if (page->remote_in_full.load(std::memory_order_seq_cst) != 0) {
@@ -53,31 +54,57 @@ static void free_remote(Page* page, Block* block) {
 }
 
 static bool block_in_list(const Block* list, const Block* block) {
-  for (; list != nullptr; list = list->next) {
+  for (; list != nullptr; list = block_next(list)) {
     if (list == block) return true;
   }
   return false;
 }
 
-static void check_free(Page* page, void* p, bool owner) {
+void check_free(Page* page, void* p, bool owner) {
   uint8_t* start = page->area;
   size_t offset = static_cast<size_t>(static_cast<uint8_t*>(p) - start);
-  if (offset % page->block_size != 0 || offset / page->block_size >= page->capacity) {
+  const size_t carved = page->capacity * page->block_size;
+  if ((page_flags(page) & kPageHuge) != 0) {
+    if (offset != 0) fatal("heapscope: invalid free of a pointer that is not a block start", p);
+    return;  // huge_free tests its own `used`
+  }
+  if (offset >= carved || !is_block_offset(page, offset)) {
     fatal("heapscope: invalid free of a pointer that is not a block start", p);
   }
   Block* block = static_cast<Block*>(p);
-  if (owner && (block_in_list(page->free, block) || block_in_list(page->local_free, block))) {
+#if HS_HARDENED
+  // A live block's first word was zeroed when it was handed out, so unless the program wrote
+  // there, only a free block's word decodes to a link into this page.
+  Block* link = block_next(block);
+  size_t link_offset = static_cast<size_t>(reinterpret_cast<uint8_t*>(link) - start);
+  bool looks_free = link == nullptr || (link_offset < carved && is_block_offset(page, link_offset));
+  if (!looks_free) return;
+  // Only the owner may walk its lists. Another thread trusts the screen: a written word
+  // passes it by chance with a probability under 2^-51 (a page's blocks among 2^64).
+  if (!owner) fatal("heapscope: double free detected", p);
+#endif
+  if (owner && (block_in_list(page->free, block) || block_in_list(page->local_free, block) ||
+                block_in_list(page->thread_free.load(std::memory_order_acquire), block))) {
     fatal("heapscope: double free detected", p);
   }
 }
 
+void free_own_checked(Page* page, void* p) {
+  check_free(page, p, true);
+  free_to_own_page(page, p);
+}
+
 void free_generic(Page* page, void* p) {
   if (HS_UNLIKELY(page->block_size == 0)) {
-    if (option(hs_option_check_frees) != 0)
-      fatal("heapscope: free of a pointer into unused memory", p);
+    if (frees_checked()) fatal("heapscope: free of a pointer into unused memory", p);
     warning("heapscope: ignoring free of a pointer into unused memory", p);
     return;
   }
+  // Acquire: a 0 read here means the segment's abandoned flag is visible (abandon_segments).
+  uintptr_t owner_tid = page_owner_tid(page, std::memory_order_acquire);
+  bool owner = owner_tid == os::thread_id();
+  // Checked before the profiler forgets a sample: a double free must not reach it twice.
+  if (HS_HARDENED || (page_flags(page) & kPageChecked) != 0) check_free(page, p, owner);
 #if HS_PROFILER
   // A live sample sends every free of its page here for as long as it lives. The owner's
   // frees of the page's other blocks finish as on the fast path after one bitmap test.
@@ -96,10 +123,6 @@ void free_generic(Page* page, void* p) {
     huge_free(page);
     return;
   }
-  // Acquire: a 0 read here means the segment's abandoned flag is visible (abandon_segments).
-  uintptr_t owner_tid = page_owner_tid(page, std::memory_order_acquire);
-  bool owner = owner_tid == os::thread_id();
-  if (page_flags(page) & kPageChecked) check_free(page, p, owner);
   Block* block = static_cast<Block*>(p);
   count_free(owner ? page->heap : nullptr, page->block_size);
   // A page of an exited thread: freed in place. Normal (not huge) pages live in their
@@ -116,7 +139,7 @@ void free_generic(Page* page, void* p) {
   Heap* heap = page->heap;
   HS_ASSERT_INTERNAL(page_owner_tid(page) == os::thread_id() && heap->thread_id == os::thread_id());
   if (page_flags(page) & kPageInFull) unmark_full(heap, page);
-  block->next = page->local_free;
+  block_set_next(block, page->local_free);
   page->local_free = block;
   if (--page->used == 0) page_retire(heap, page);
 }
@@ -135,8 +158,7 @@ void free_unusual(void* p) {
   if (p == nullptr) return;
   Segment* segment = segment_of_slow(p);
   if (segment == nullptr) {
-    if (option(hs_option_check_frees) != 0)
-      fatal("heapscope: free of a pointer heapscope does not own", p);
+    if (frees_checked()) fatal("heapscope: free of a pointer heapscope does not own", p);
     warning("heapscope: ignoring free of a foreign pointer", p);
     return;
   }

@@ -69,6 +69,10 @@ void* malloc_generic(Heap* heap, size_t size, bool count_sample = true);
 void* malloc_sampled(Heap* heap, size_t size);
 void free_unusual(void* p);  // huge tails and foreign pointers
 void free_generic(Page* page, void* p);
+// The full check of a free (kPageChecked pages, every free in the hardened build): aborts
+// naming p when it is not a block start or its block is free; returns when the free is sound.
+void check_free(Page* page, void* p, bool owner);
+void free_own_checked(Page* page, void* p);  // check_free, then the owner's push
 
 // ---- life cycle (heap_lifecycle.cc) ----------------------------------------------------------
 void heap_delete_migrate(Heap* heap);

@@ -9,6 +9,7 @@
 
 #include <string.h>
 
+#include "core/hardening.h"
 #include "core/heap.h"
 #include "core/options.h"
 #include "core/page.h"
@@ -108,6 +109,7 @@ void shrink(Segment* segment, size_t new_size) {
 Segment* grow(Segment* segment, size_t new_size) {
   size_t old_size = segment->mapped_size;
   segment_map_set(segment, old_size, false);
+  guard_huge_block(segment, kHugeBlockOffset, false);  // the kernel remaps one range only
   void* moved = os::remap(segment, old_size, new_size, nullptr);
   if (moved == nullptr) {
     void* target = os::map_aligned(new_size, kSegmentSize);
@@ -117,10 +119,12 @@ Segment* grow(Segment* segment, size_t new_size) {
     }
   }
   if (moved == nullptr) {
+    guard_huge_block(segment, kHugeBlockOffset, true);
     segment_map_set(segment, old_size, true);
     return nullptr;
   }
   segment = static_cast<Segment*>(moved);
+  guard_huge_block(segment, kHugeBlockOffset, true);
   segment->mapping = moved;
   segment->mapped_size = new_size;
   segment_map_set(segment, new_size, true);
@@ -270,6 +274,7 @@ void* huge_alloc(Heap* heap, size_t size, size_t alignment, bool zero) {
     segment->kind = SegmentKind::kHuge;
     segment->mapped_size = mapped_size;
     segment->mapping = memory;
+    guard_huge_block(segment, offset, true);
     // Only the header fields and pages[0] are used: the segment map sends every pointer into
     // the mapping to pages[0] (kMapHuge), and the block starts at kHugeBlockOffset, over
     // slice descriptors a huge segment never touches.
@@ -342,6 +347,7 @@ void* huge_realloc(Heap* heap, Page* huge, size_t new_size, bool zero, bool may_
   // The map entries go first: once the kernel has moved the pages, another thread may map
   // something new at the old range, and it must not find (or lose) our entries there.
   segment_map_set(segment, old_mapped, false);
+  guard_huge_block(segment, kHugeBlockOffset, false);  // the kernel remaps one range only
   void* moved = os::remap(segment, old_mapped, new_mapped, nullptr);
   if (moved == nullptr && may_move) {
     if (sampled) drop_sample(huge, area);
@@ -353,11 +359,13 @@ void* huge_realloc(Heap* heap, Page* huge, size_t new_size, bool zero, bool may_
     }
   }
   if (moved == nullptr) {
+    guard_huge_block(segment, kHugeBlockOffset, true);
     segment_map_set(segment, old_mapped, true);
     return nullptr;
   }
   if (sampled) drop_sample(huge, area);  // grew in place: same page, same address
   segment = static_cast<Segment*>(moved);
+  guard_huge_block(segment, kHugeBlockOffset, true);
   segment->mapping = moved;
   segment->mapped_size = new_mapped;
   huge = &segment->pages[0];
@@ -411,6 +419,12 @@ void huge_free(Page* huge) {
   g_counters.huge_count.fetch_sub(1, std::memory_order_relaxed);
   Segment* segment = reinterpret_cast<Segment*>(reinterpret_cast<uintptr_t>(huge) & ~kSegmentMask);
   g_live_bytes.fetch_sub(segment->mapped_size, std::memory_order_relaxed);
+  size_t block_offset = static_cast<size_t>(huge->area - reinterpret_cast<uint8_t*>(segment));
+  if (HS_HARDENED && block_offset != kHugeBlockOffset) {
+    // The cache serves blocks at kHugeBlockOffset only: the guard moves there.
+    guard_huge_block(segment, block_offset, false);
+    guard_huge_block(segment, kHugeBlockOffset, true);
+  }
   huge_cache_trim(false);
   if (!cache_put(segment)) unmap_huge(segment);
 }

@@ -8,6 +8,7 @@
 #include "core/page.h"
 
 #include "core/assert.h"
+#include "core/hardening.h"
 #include "core/heap.h"
 #include "core/options.h"
 #include "core/segment.h"
@@ -18,7 +19,7 @@ namespace heapscope {
 #if HS_DEBUG >= 2
 static uint32_t list_length(const Block* list) {
   uint32_t n = 0;
-  for (; list != nullptr; list = list->next) ++n;
+  for (; list != nullptr; list = block_next(list)) ++n;
   return n;
 }
 
@@ -42,6 +43,7 @@ void page_init(Page* page, Heap* heap, size_t bin, bool one_block) {
   page->keep_bias = 0;
   page->free = nullptr;
   page->local_free = nullptr;
+  // The hardened build checks every free without the flag (the owner's inline, alloc_inline.h).
   uint8_t flags = option(hs_option_check_frees) != 0 ? kPageChecked : 0;
   if (page->reserved == 1) flags |= kPageLarge;
   __atomic_store_n(&page->heap, heap, __ATOMIC_RELAXED);
@@ -55,18 +57,13 @@ void page_init(Page* page, Heap* heap, size_t bin, bool one_block) {
 bool page_extend(Page* page) {
   if (page->capacity >= page->reserved) return false;
   // Carve about one OS page worth of blocks at a time: a fresh page does not become resident
-  // all at once, and the list stays in address order.
+  // all at once, and the list stays in address order (random in the hardened build).
   size_t count = 4096 / page->block_size;
   if (count == 0) count = 1;
   size_t left = page->reserved - page->capacity;
   if (count > left) count = left;
   uint8_t* first = page->area + page->capacity * page->block_size;
-  for (size_t i = 0; i + 1 < count; ++i) {
-    reinterpret_cast<Block*>(first + i * page->block_size)->next =
-        reinterpret_cast<Block*>(first + (i + 1) * page->block_size);
-  }
-  reinterpret_cast<Block*>(first + (count - 1) * page->block_size)->next = page->free;
-  page->free = reinterpret_cast<Block*>(first);
+  page->free = link_carved_blocks(first, count, page->block_size, page->free);
   page->capacity += static_cast<uint32_t>(count);
   HS_ASSERT_INTERNAL(page->capacity <= page->reserved);
   return true;
@@ -79,11 +76,18 @@ uint32_t page_collect(Page* page) {
     if (list != nullptr) {
       Block* tail = list;
       remote = 1;
-      while (tail->next != nullptr) {
-        tail = tail->next;
+#if HS_HARDENED
+      const size_t carved_bytes = page->capacity * page->block_size;
+      if (!link_in_page(list, page->area, carved_bytes)) corrupted_free_list(list);
+#endif
+      for (Block* next = block_next(tail); next != nullptr; next = block_next(tail)) {
+#if HS_HARDENED
+        if (!link_in_page(next, page->area, carved_bytes)) corrupted_free_list(tail);
+#endif
+        tail = next;
         ++remote;
       }
-      tail->next = page->local_free;
+      block_set_next(tail, page->local_free);
       page->local_free = list;
       HS_ASSERT_INTERNAL(page_live(page) >= remote);
       page->used -= remote;

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core/assert.h"
+#include "core/hardening.h"
 #include "core/heap.h"
 #include "core/huge.h"
 #include "core/options.h"
@@ -81,6 +82,7 @@ static Segment* segment_new(ThreadData* td) {
   segment->mapping = memory;
   segment->owner = td;
   segment->free_slices = kUsableSlices;
+  guard_segment_header(segment);
   segment_link(td, segment);
   segment_map_set(segment, kSegmentSize, true);
   g_counters.segments.fetch_add(1, std::memory_order_relaxed);

@@ -33,7 +33,8 @@ struct Segment {
   int64_t last_purge_ms;   // when slices of this segment were last purged
   Page pages[kSlicesPerSegment];
 };
-static_assert(sizeof(Segment) <= kSliceSize * kHeaderSlices);
+// With 4 KiB OS pages the header leaves room for the hardened build's guard page after it.
+static_assert(sizeof(Segment) + 4096 <= kSliceSize * kHeaderSlices);
 static_assert(offsetof(Segment, pages) + sizeof(Page) <= kHugeBlockOffset);
 
 // ---- segment map (segment.cc): O(1) "is this ours" for any pointer ---------------------------

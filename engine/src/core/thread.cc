@@ -5,6 +5,7 @@
 
 #include <new>
 
+#include "core/hardening.h"
 #include "core/heap.h"
 #include "core/huge.h"
 #include "core/options.h"
@@ -111,6 +112,7 @@ void process_init() {
     return;
   }
   options_init();
+  hardening_init();  // before the first block is carved: the free lists' links depend on it
   os::thread_exit_key_create(thread_done);
   os::at_fork(fork_prepare, fork_parent, fork_child);
   g_init_state.store(2, std::memory_order_release);
@@ -391,7 +393,7 @@ bool free_into_abandoned(Segment* segment, Page* page, void* p) {
   bool abandoned = segment->abandoned;
   if (abandoned) {
     Block* block = static_cast<Block*>(p);
-    block->next = page->local_free;
+    block_set_next(block, page->local_free);
     page->local_free = block;
     --page->used;
     abandoned_tidy(segment, page);

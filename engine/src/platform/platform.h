@@ -21,6 +21,9 @@ void unmap(void* addr, size_t size);
 void* remap(void* addr, size_t old_size, size_t new_size, void* target);
 // Returns the pages to the OS at once (RSS falls); they read as zero when touched again.
 void purge(void* addr, size_t size);
+// Makes whole pages of a mapping inaccessible (a guard: any access faults) or read/write again.
+// False when the OS refuses (out of mapping slots, for one).
+bool protect(void* addr, size_t size, bool accessible);
 size_t page_size();
 // Maps `size` bytes of zeroed read/write memory at any page-aligned address (no alignment
 // padding, unlike map_aligned). nullptr on failure. Released with unmap(addr, size).

@@ -86,6 +86,10 @@ void* remap(void* addr, size_t old_size, size_t new_size, void* target) {
 
 void purge(void* addr, size_t size) { madvise(addr, size, MADV_DONTNEED); }
 
+bool protect(void* addr, size_t size, bool accessible) {
+  return mprotect(addr, size, accessible ? PROT_READ | PROT_WRITE : PROT_NONE) == 0;
+}
+
 void* map_pages(size_t size) {
   if (map_fault_due()) return nullptr;
   void* memory = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);

@@ -63,7 +63,9 @@ static bool block_in_list(const Block* list, const Block* block) {
 void check_free(Page* page, void* p, bool owner) {
   uint8_t* start = page->area;
   size_t offset = static_cast<size_t>(static_cast<uint8_t*>(p) - start);
-  const size_t carved = page->capacity * page->block_size;
+  // The owner may be carving more blocks meanwhile: any value read covers the blocks it handed
+  // out before this one could be freed.
+  const size_t carved = __atomic_load_n(&page->capacity, __ATOMIC_RELAXED) * page->block_size;
   if ((page_flags(page) & kPageHuge) != 0) {
     if (offset != 0) fatal("heapscope: invalid free of a pointer that is not a block start", p);
     return;  // huge_free tests its own `used`

@@ -64,7 +64,9 @@ bool page_extend(Page* page) {
   if (count > left) count = left;
   uint8_t* first = page->area + page->capacity * page->block_size;
   page->free = link_carved_blocks(first, count, page->block_size, page->free);
-  page->capacity += static_cast<uint32_t>(count);
+  // Atomic (a plain store on x86-64 and AArch64): check_free reads it from freeing threads.
+  __atomic_store_n(&page->capacity, page->capacity + static_cast<uint32_t>(count),
+                   __ATOMIC_RELAXED);
   HS_ASSERT_INTERNAL(page->capacity <= page->reserved);
   return true;
 }

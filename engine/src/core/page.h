@@ -32,7 +32,7 @@ struct alignas(128) Page {
   // alone in its queue counts one more, so its last free never reaches zero and free's fast
   // path needs no test to keep it (page_live gives the blocks alone).
   uint32_t used;
-  uint32_t capacity;  // blocks carved out so far
+  uint32_t capacity;  // blocks carved out so far (stored atomically: check_free reads it)
   uint32_t reserved;  // blocks that fit in the page
   uint8_t bin;
   uint8_t keep_bias;  // 1 while `used` carries the alone-in-its-queue bias (page_queue.h)

@@ -78,8 +78,10 @@ HS_ALWAYS_INLINE Block* page_ready_block(Page* page) {
 // The page the direct tables give for a size up to kMediumBlockMax (the empty page when the
 // class has none yet).
 HS_ALWAYS_INLINE Page* direct_page(const Heap* heap, size_t size) {
-  if (size <= kSmallDirectMax) return heap->direct.slots[(size + kMinAlign - 1) / kMinAlign];
-  return heap->direct.medium[(size + kMediumDirectStep - 1) / kMediumDirectStep];
+  if (size <= kSmallDirectMax) {
+    return direct_slot_load(&heap->direct.slots[(size + kMinAlign - 1) / kMinAlign]);
+  }
+  return direct_slot_load(&heap->direct.medium[(size + kMediumDirectStep - 1) / kMediumDirectStep]);
 }
 
 // Pops from the page a direct table gave for the size, or takes the generic path.
@@ -91,33 +93,26 @@ HS_ALWAYS_INLINE void* direct_malloc(Heap* heap, Page* page, size_t size) {
   return malloc_generic(heap, size);
 }
 
-// Every size, memory events checked first.
-HS_ALWAYS_INLINE void* heap_malloc_checked(Heap* heap, size_t size) {
-  if (events_intercept()) return events_malloc(heap, size);
+// Every size. Memory events cost the small and medium sizes nothing: while tracking is on,
+// every heap's direct tables point at the empty page (events_divert_direct_tables), so those
+// calls miss into malloc_generic, which dispatches them.
+HS_ALWAYS_INLINE void* heap_malloc(Heap* heap, size_t size) {
   if (HS_LIKELY(size <= kSmallDirectMax)) {
-    return direct_malloc(heap, heap->direct.slots[(size + kMinAlign - 1) / kMinAlign], size);
+    return direct_malloc(
+        heap, direct_slot_load(&heap->direct.slots[(size + kMinAlign - 1) / kMinAlign]), size);
   }
   if (size <= kMediumBlockMax) {
-    Page* page = heap->direct.medium[(size + kMediumDirectStep - 1) / kMediumDirectStep];
+    Page* page =
+        direct_slot_load(&heap->direct.medium[(size + kMediumDirectStep - 1) / kMediumDirectStep]);
     return direct_malloc(heap, page, size);
   }
   if (size <= kHugeMin) {
-    // Large sizes: the first page of the bin's queue.
+    // Large sizes: the first page of the bin's queue (no table to divert: events check here).
+    if (events_intercept()) return events_malloc(heap, size);
     Page* page = heap->queues[bin_of(size)].first;
     if (page != nullptr) return direct_malloc(heap, page, size);
   }
   return malloc_generic(heap, size);
-}
-
-HS_ALWAYS_INLINE void* heap_malloc(Heap* heap, size_t size) {
-#if HS_MEMORY_EVENTS
-  // Sizes 1..kSmallDirectMax while tracking is off, none while it is on (events_hooks.h): the
-  // events gate costs this path nothing of its own.
-  if (HS_LIKELY(size - 1 < events_small_fast_limit())) {
-    return direct_malloc(heap, heap->direct.slots[(size + kMinAlign - 1) / kMinAlign], size);
-  }
-#endif
-  return heap_malloc_checked(heap, size);
 }
 
 // The heap that served an allocation made "on" `heap`: the thread's new default heap when
@@ -143,7 +138,7 @@ HS_ALWAYS_INLINE Page* page_of(const void* p) {
   size_t index = address >> kSegmentShift;
   if (HS_UNLIKELY(index - 1 >= kSegmentMapSize - 1)) return nullptr;
   uint8_t kind = g_segment_map[index].load(std::memory_order_relaxed);
-  if (HS_UNLIKELY(kind != kMapSegment)) {
+  if (HS_UNLIKELY(!is_normal_segment_entry(kind))) {
     Segment* segment = segment_of_slow(p);
     if (segment == nullptr) return nullptr;
     return &segment->pages[0];  // a huge mapping: one block, described by pages[0]
@@ -187,20 +182,14 @@ HS_ALWAYS_INLINE void free_segment_block(void* p) {
 }
 
 HS_ALWAYS_INLINE void free_impl(void* p) {
-#if HS_MEMORY_EVENTS
-  // The map entry is compared with kMapSegment while tracking is off and with a value no
-  // entry holds while it is on (events_hooks.h): then every free leaves for free_unusual,
-  // which dispatches it, and the gate costs this path nothing of its own.
-  const uint8_t segment_kind = events_segment_kind();
-#else
-  constexpr uint8_t segment_kind = kMapSegment;
-#endif
   uintptr_t address = reinterpret_cast<uintptr_t>(p);
   // Addresses beyond the map (never ours) and NULL (map slot 0, never a segment: nothing is
-  // mapped in the first 32 MiB) both leave through free_unusual.
+  // mapped in the first 32 MiB) both leave through free_unusual. So does every free while
+  // memory events are tracking: normal segments are then entered as kMapSegmentTracked
+  // (segment_map_retag), and free_unusual dispatches them, so the gate costs this path nothing.
   if (HS_UNLIKELY((address >> kAddressBits) != 0 ||
                   g_segment_map[address >> kSegmentShift].load(std::memory_order_relaxed) !=
-                      segment_kind)) {
+                      kMapSegment)) {
     free_unusual(p);
     return;
   }

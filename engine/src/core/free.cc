@@ -151,9 +151,13 @@ void free_unusual(void* p) {
   if (events_intercept()) return events_free(p);
 #if HS_MEMORY_EVENTS
   uintptr_t address = reinterpret_cast<uintptr_t>(p);
+  // A normal segment's block: a free nested in tracked code, or (rarely) a tag that a
+  // segment's registration left while tracking was being switched off; the next switch
+  // retags it.
   if ((address >> kAddressBits) == 0 &&
-      g_segment_map[address >> kSegmentShift].load(std::memory_order_relaxed) == kMapSegment) {
-    free_segment_block(p);  // tracking on, but this free is nested in tracked code
+      is_normal_segment_entry(
+          g_segment_map[address >> kSegmentShift].load(std::memory_order_relaxed))) {
+    free_segment_block(p);
     return;
   }
 #endif

@@ -26,6 +26,24 @@ struct DirectTable {
   }
 };
 
+// A direct-table slot. With memory events compiled in, another thread may point a heap's slots
+// at the empty page (events_divert_direct_tables), so slots are read and written as relaxed
+// atomics there: the same plain moves on x86-64 and AArch64, but a defined race.
+HS_ALWAYS_INLINE Page* direct_slot_load(Page* const* slot) {
+#if defined(HS_MEMORY_EVENTS) && HS_MEMORY_EVENTS
+  return __atomic_load_n(slot, __ATOMIC_RELAXED);
+#else
+  return *slot;
+#endif
+}
+HS_ALWAYS_INLINE void direct_slot_store(Page** slot, Page* page) {
+#if defined(HS_MEMORY_EVENTS) && HS_MEMORY_EVENTS
+  __atomic_store_n(slot, page, __ATOMIC_RELAXED);
+#else
+  *slot = page;
+#endif
+}
+
 struct alignas(64) Heap {
   DirectTable direct;  // size -> the first page of its class, maybe with free blocks
   // Bytes until the next profiler sample. With the profiler compiled in it doubles as the

@@ -100,6 +100,10 @@ static void uncount_requested(Heap* heap, size_t size) {
 }
 
 HS_TEXT HS_NOINLINE void* malloc_generic(Heap* heap, size_t size, bool count_sample) {
+  // While memory events are tracking, every heap's direct tables are diverted to the empty
+  // page, so each small and medium call misses into here: dispatch it (an uncharged call; a
+  // charged one came through a page the diversion had not reached yet, and stays untracked).
+  if (count_sample && events_intercept()) return events_malloc(heap, size);
   if (HS_UNLIKELY(heap == &g_empty_heap)) {
     heap = thread_heap_init();
     if (heap == nullptr) {
@@ -137,6 +141,13 @@ HS_TEXT HS_NOINLINE void* malloc_generic(Heap* heap, size_t size, bool count_sam
     errno = ENOMEM;
     return nullptr;
   }
+#if HS_MEMORY_EVENTS
+  // The page is its queue's first, which the direct slot mirrors, unless tracking diverted
+  // the slot: once tracking is off, each diverted size is repaired when it first misses.
+  if (size <= kMediumBlockMax && direct_page(heap, size) != page && !events_gate_open()) {
+    direct_update(heap, bin);
+  }
+#endif
   return page_pop_charged(heap, page, page->free, size);
 }
 

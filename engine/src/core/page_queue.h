@@ -8,6 +8,7 @@
 #include "core/heap.h"
 #include "core/page.h"
 #include "core/size_class.h"
+#include "events/events_hooks.h"
 
 namespace heapscope {
 
@@ -25,7 +26,18 @@ inline void direct_update(Heap* heap, size_t bin) {
   size_t step = small ? kMinAlign : kMediumDirectStep;
   Page** table = small ? heap->direct.slots : heap->direct.medium;
   size_t low = bin == 1 ? 0 : below / step + 1;
-  for (size_t slot = low; slot <= block_size / step; ++slot) table[slot] = page;
+  for (size_t slot = low; slot <= block_size / step; ++slot) direct_slot_store(&table[slot], page);
+#if HS_MEMORY_EVENTS
+  // While memory events are tracking, the slots stay on the empty page (every call must miss
+  // into malloc_generic). The sync point pairs with heaps_divert_direct_tables': either this
+  // thread sees the gate open, or the diversion overwrites what it just stored.
+  events_sync_point();
+  if (events_gate_open()) {
+    for (size_t slot = low; slot <= block_size / step; ++slot) {
+      direct_slot_store(&table[slot], &g_empty_page);
+    }
+  }
+#endif
 }
 
 inline PageQueue* queue_of(Heap* heap, const Page* page) {

@@ -17,11 +17,49 @@
 #include "core/spin_lock.h"
 #include "core/stats.h"
 #include "core/thread.h"
+#include "events/events_hooks.h"
 #include "platform/platform.h"
 
 namespace heapscope {
 
 std::atomic<uint8_t> g_segment_map[kSegmentMapSize];
+
+#if HS_MEMORY_EVENTS
+namespace {
+// The span of map indexes ever entered, so a retag scans that and not all 4 Mi entries.
+std::atomic<size_t> g_map_low{kSegmentMapSize};
+std::atomic<size_t> g_map_high{0};
+
+void map_span_include(size_t index) {
+  size_t low = g_map_low.load(std::memory_order_relaxed);
+  while (index < low && !g_map_low.compare_exchange_weak(low, index, std::memory_order_relaxed)) {
+  }
+  size_t high = g_map_high.load(std::memory_order_relaxed);
+  while (index + 1 > high &&
+         !g_map_high.compare_exchange_weak(high, index + 1, std::memory_order_relaxed)) {
+  }
+}
+
+// Swaps one entry's tag; an entry that changed meanwhile (released, or tagged by its own
+// registration) is left as it is.
+void retag_entry(size_t index, bool tracked) {
+  uint8_t expected = tracked ? kMapSegment : kMapSegmentTracked;
+  g_segment_map[index].compare_exchange_strong(expected, tracked ? kMapSegmentTracked : kMapSegment,
+                                               std::memory_order_relaxed);
+}
+}  // namespace
+
+void segment_map_retag(bool tracked) {
+  // The sync point pairs with segment_map_set's: a segment entered concurrently is either
+  // seen here or sees the new gate itself.
+  events_sync_point();
+  size_t high = g_map_high.load(std::memory_order_relaxed);
+  for (size_t i = g_map_low.load(std::memory_order_relaxed); i < high; ++i) {
+    uint8_t kind = g_segment_map[i].load(std::memory_order_relaxed);
+    if (kind == (tracked ? kMapSegment : kMapSegmentTracked)) retag_entry(i, tracked);
+  }
+}
+#endif
 
 void segment_map_set(const Segment* segment, size_t mapped_size, bool present) {
   uintptr_t index = reinterpret_cast<uintptr_t>(segment) >> kSegmentShift;
@@ -32,6 +70,13 @@ void segment_map_set(const Segment* segment, size_t mapped_size, bool present) {
   }
   uint8_t head = segment->kind == SegmentKind::kHuge ? kMapHuge : kMapSegment;
   g_segment_map[index].store(present ? head : uint8_t{kMapNone}, std::memory_order_release);
+#if HS_MEMORY_EVENTS
+  if (present && head == kMapSegment) {
+    map_span_include(index);
+    events_sync_point();  // pairs with segment_map_retag's
+    if (events_gate_open()) retag_entry(index, true);
+  }
+#endif
 }
 
 Segment* segment_of_slow(const void* p) {
@@ -42,7 +87,7 @@ Segment* segment_of_slow(const void* p) {
     --index;
   }
   uint8_t head = g_segment_map[index].load(std::memory_order_acquire);
-  if (head != kMapSegment && head != kMapHuge) return nullptr;
+  if (!is_normal_segment_entry(head) && head != kMapHuge) return nullptr;
   Segment* segment = reinterpret_cast<Segment*>(index << kSegmentShift);
   // A huge mapping ends at a page boundary, not at its last 32 MiB boundary: the rest of that
   // last map entry's range can hold someone else's memory.

@@ -43,8 +43,27 @@ inline constexpr size_t kSegmentMapSize = size_t{1} << (kAddressBits - kSegmentS
 // kMapSegment: a normal segment starts here (pointer -> page is arithmetic). kMapHuge: a huge
 // mapping starts here, kMapHugeTail: it continues; both resolve to the mapping's pages[0]
 // on the slow path, so a huge segment never initializes its other slice descriptors.
-enum SegmentMapEntry : uint8_t { kMapNone = 0, kMapSegment = 1, kMapHugeTail = 2, kMapHuge = 3 };
+// kMapSegmentTracked: a normal segment while memory events are tracking (segment_map_retag),
+// so free's fast-path compare with kMapSegment fails and every free reaches free_unusual.
+enum SegmentMapEntry : uint8_t {
+  kMapNone = 0,
+  kMapSegment = 1,
+  kMapHugeTail = 2,
+  kMapHuge = 3,
+  kMapSegmentTracked = 5,
+};
 extern std::atomic<uint8_t> g_segment_map[kSegmentMapSize];
+
+// A normal segment starts here (either tag): the two normal kinds are the ones with low bits 01.
+HS_ALWAYS_INLINE bool is_normal_segment_entry(uint8_t kind) {
+#if defined(HS_MEMORY_EVENTS) && HS_MEMORY_EVENTS
+  static_assert((kMapSegmentTracked & 3) == kMapSegment && (kMapHuge & 3) != kMapSegment &&
+                (kMapHugeTail & 3) != kMapSegment && (kMapNone & 3) != kMapSegment);
+  return (kind & 3) == kMapSegment;
+#else
+  return kind == kMapSegment;
+#endif
+}
 
 // ---- segment.cc --------------------------------------------------------------------------------
 Page* span_alloc(ThreadData* td, size_t slices);
@@ -62,6 +81,9 @@ bool segment_is_empty(const Segment* segment);
 bool segment_has_run(const Segment* segment, size_t slices);
 void segment_map_set(const Segment* segment, size_t mapped_size, bool present);
 Segment* segment_of_slow(const void* p);  // nullptr if not ours
+// Memory events (HS_MEMORY_EVENTS): tags every normal segment's entry kMapSegmentTracked, or
+// back to kMapSegment. Segments entered meanwhile tag themselves (segment_map_set).
+void segment_map_retag(bool tracked);
 void purge_due(ThreadData* td, bool force);
 void purge_schedule(ThreadData* td);  // make sure a purge round comes after the delay
 void segment_release(ThreadData* td, Segment* segment);

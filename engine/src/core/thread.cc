@@ -189,6 +189,18 @@ void registry_visit(void (*visit)(const Heap*, void*), void* arg) {
   spin_unlock(g_registry_lock);
 }
 
+void heaps_divert_direct_tables() {
+  // The sync point pairs with direct_update's (page_queue.h): a slot stored concurrently is
+  // either overwritten here or re-diverted by its owner, who then sees the gate open.
+  events_sync_point();
+  spin_lock(g_registry_lock);
+  for (Heap* heap = g_registry; heap != nullptr; heap = heap->registry_next) {
+    for (Page*& slot : heap->direct.slots) direct_slot_store(&slot, &g_empty_page);
+    for (Page*& slot : heap->direct.medium) direct_slot_store(&slot, &g_empty_page);
+  }
+  spin_unlock(g_registry_lock);
+}
+
 Heap* thread_heap_init() {
   if (tls_heap != &g_empty_heap) return tls_heap;
   process_init();

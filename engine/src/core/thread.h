@@ -54,5 +54,9 @@ void reclaim_freed_into();
 extern std::atomic<int64_t> g_abandoned_purge_at;
 void abandoned_purge_due(int64_t now);
 void registry_visit(void (*visit)(const Heap*, void*), void* arg);
+// Points every live heap's direct-table slots at the empty page, so every small and medium
+// allocation misses into malloc_generic (memory events switched on; their owners' later
+// direct_update calls keep them there while the gate is open).
+void heaps_divert_direct_tables();
 
 }  // namespace heapscope

@@ -1,7 +1,9 @@
 // Where core meets memory events: the only header core includes from events/. With
 // HS_MEMORY_EVENTS 0 every hook is a constant false or an empty inline function, so the hook
-// sites compile to nothing. With it on, a hook site costs one load of the gate and a predicted
-// branch while tracking is off.
+// sites compile to nothing. With it on, the malloc and free fast paths test no gate at all (the
+// direct tables and the segment map send tracked calls to the generic paths: see
+// events/tracking_state.cc), and the other hook sites cost one load of the gate and a
+// predicted branch while tracking is off.
 //
 // The tracked entry points (events/accounting.cc) call back into the same core functions with
 // the thread's nesting depth raised, so the hook sites let those inner calls straight through:
@@ -9,6 +11,7 @@
 // counted nor dispatched.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 
@@ -42,29 +45,14 @@ HS_ALWAYS_INLINE bool events_gate_open() {
 // Whether this call is to be tracked: tracking on and not nested inside tracked code.
 HS_ALWAYS_INLINE bool events_intercept() { return events_gate_open() && tls_events_depth == 0; }
 
-// The gate folded into compares the fast paths make anyway, so that with tracking off the two
-// hottest paths pay no instruction for it: malloc's small-size test compares `size - 1`
-// against g_events_small_fast_limit (kSmallDirectMax while off: sizes 1..kSmallDirectMax pass; 0
-// while on, so every
-// size leaves for the checked path) and free's segment-map test compares the map entry with
-// g_events_segment_kind (kMapSegment while off, a value no entry holds while on, so every
-// free leaves for free_unusual). Both are written with the gate by tracking_set.
-extern size_t g_events_small_fast_limit;
-extern uint8_t g_events_segment_kind;
-HS_ALWAYS_INLINE size_t events_small_fast_limit() {
-#if defined(__SANITIZE_THREAD__)
-  return __atomic_load_n(&g_events_small_fast_limit, __ATOMIC_RELAXED);
-#else
-  return g_events_small_fast_limit;  // plain load: folds into the compare (see above)
-#endif
-}
-HS_ALWAYS_INLINE uint8_t events_segment_kind() {
-#if defined(__SANITIZE_THREAD__)
-  return __atomic_load_n(&g_events_segment_kind, __ATOMIC_RELAXED);
-#else
-  return g_events_segment_kind;
-#endif
-}
+// The switch's handshake with the diverted fast paths (a Dekker pair): the thread switching
+// tracking stores the gate and then rewrites the direct tables and segment-map tags; a thread
+// writing a slot or a map entry stores it and then reads the gate. A sync point between the
+// store and the rest on both sides makes one of them see the other: both do a read-modify-write
+// of this one word, so whichever comes second synchronizes with the first. (A fence would do
+// on the hardware, but GCC's ThreadSanitizer rejects atomic_thread_fence.)
+extern std::atomic<uint32_t> g_events_sync;
+HS_ALWAYS_INLINE void events_sync_point() { g_events_sync.fetch_add(1, std::memory_order_acq_rel); }
 
 void* events_malloc(Heap* heap, size_t size);
 void* events_malloc_aligned(Heap* heap, size_t size, size_t alignment);
@@ -87,6 +75,7 @@ inline void events_free(void*) {}
 inline void events_heap_destroy(Heap*) {}
 inline void events_process_init() {}
 inline void events_fork(int) {}
+inline void events_sync_point() {}
 #endif
 
 }  // namespace heapscope

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "core/segment.h"
+#include "core/thread.h"
 #include "events/events_hooks.h"
 #include "events/live_table.h"
 #include "events/summary.h"
@@ -13,12 +14,7 @@
 namespace heapscope {
 
 uint8_t g_events_gate = 0;
-size_t g_events_small_fast_limit = kSmallDirectMax;
-uint8_t g_events_segment_kind = kMapSegment;
-// What the segment-map test compares with while tracking is on: no map entry holds it.
-constexpr uint8_t kNoSegmentKind = 0xff;
-static_assert(kNoSegmentKind != kMapNone && kNoSegmentKind != kMapSegment &&
-              kNoSegmentKind != kMapHugeTail && kNoSegmentKind != kMapHuge);
+std::atomic<uint32_t> g_events_sync{0};
 __thread uint32_t tls_events_depth __attribute__((tls_model("initial-exec"))) = 0;
 
 void events_process_init() {
@@ -53,9 +49,12 @@ bool tracking_set(bool on) {
   }
   g_tracking_on = on;
   __atomic_store_n(&g_events_gate, static_cast<uint8_t>(on ? 1 : 0), __ATOMIC_RELAXED);
-  __atomic_store_n(&g_events_small_fast_limit, on ? size_t{0} : kSmallDirectMax, __ATOMIC_RELAXED);
-  __atomic_store_n(&g_events_segment_kind, on ? kNoSegmentKind : uint8_t{kMapSegment},
-                   __ATOMIC_RELAXED);
+  // The fast paths test no gate: while tracking, small and medium allocations find every
+  // direct table pointing at the empty page and miss into malloc_generic, and frees find
+  // normal segments tagged kMapSegmentTracked and leave for free_unusual; both dispatch.
+  // (Switched off, the tables repair themselves as each size misses once.)
+  if (on) heaps_divert_direct_tables();
+  segment_map_retag(on);
   unlock_all_shards();
   return previous;
 }

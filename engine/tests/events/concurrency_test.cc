@@ -115,6 +115,62 @@ TEST(MemoryEventsConcurrency, EnableDisableMidRunNeverWraps) {
   }
 }
 
+// Threads whose heaps are warm (every small and medium size has a page in its direct table,
+// their segments entered untracked) when another thread switches tracking on: from the moment
+// the switch returns, every one of their allocations and frees counts, including blocks on
+// segments entered while tracking; once it is off again, none does. Rounds alternate off
+// (the first: the warm-up) and on, so tables are diverted, repaired and diverted again.
+std::atomic<int> g_phase{0};
+std::atomic<int> g_done{0};
+
+void warm_then_count(int seed, int allocations) {
+  heapscope::base::SplitMix64 rng(static_cast<uint64_t>(seed));
+  auto burst = [&] {
+    std::vector<void*>* blocks = new std::vector<void*>();
+    blocks->reserve(static_cast<size_t>(allocations));
+    for (int i = 0; i < allocations; i++) {
+      // 1 in 8 a 16-64 KiB block: enough of them to need segments entered during the burst.
+      size_t size = rng.below(8) == 0 ? 16384 + rng.below(49152) : 1 + rng.below(1024);
+      blocks->push_back(hs_malloc(size));
+    }
+    for (void* p : *blocks) hs_free(p);
+    delete blocks;
+  };
+  for (int round = 0; round < 7; round++) {
+    while (g_phase.load() != 2 * round + 1) std::this_thread::yield();
+    burst();
+    g_done.fetch_add(1);
+  }
+}
+
+TEST(MemoryEventsConcurrency, WarmThreadsAreTrackedFromTheSwitchOn) {
+  if (!kEventsOn) GTEST_SKIP() << "memory events compiled out";
+  constexpr int kAllocations = 2000;
+  hs_memory_events_set_enabled(false);
+  g_phase = 0;
+  g_done = 0;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; t++) threads.emplace_back(warm_then_count, 300 + t, kAllocations);
+  for (int round = 0; round < 7; round++) {
+    bool tracking = round % 2 == 1;
+    hs_memory_events_set_enabled(tracking);
+    hs_memory_snapshot_t before = take_snapshot();
+    g_phase = 2 * round + 1;
+    while (g_done.load() != kThreads * (round + 1)) std::this_thread::yield();
+    hs_memory_snapshot_t after = take_snapshot();
+    SCOPED_TRACE(testing::Message() << "round " << round);
+    // The hs_* calls of each burst (the vector itself comes from the C library's malloc: this
+    // test links the hs_* library, which replaces nothing).
+    uint64_t expected = tracking ? uint64_t{kThreads} * kAllocations : 0;
+    EXPECT_EQ(after.accum_count - before.accum_count, expected);
+    EXPECT_EQ(after.live_count, 0u);
+    EXPECT_EQ(after.live_bytes, 0u);
+    g_phase = 2 * round + 2;
+  }
+  for (std::thread& t : threads) t.join();
+  hs_memory_events_set_enabled(false);
+}
+
 // A fork while another thread holds a shard lock (here: a visitor inside its callback): the
 // fork waits for it, so the child finds every lock free and can snapshot and track. Without
 // the fork handlers the child inherits the held lock and its snapshot spins until the alarm.

@@ -7,10 +7,17 @@
 //   xthread/64          producer mallocs, consumer thread frees, SPSC ring     (one op = a pair)
 //   xthread/16-512      same with random sizes
 //   realloc_growth      malloc(16), realloc by ~1.5x up to 64 KiB, free         (one op = a chain)
+//   rounds/2x2000       2 threads created, making 1000 objects each, freeing the other's
+//                       leftovers (program_rows.cc, mstress-like)                (one op = a round)
+//   large_reuse/4-32MiB malloc a 4-32 MiB buffer, write every page, free          (one op = a
+//   buffer) mixed_live/20000    replace a random block of a 20 000-block mixed live set   (one op =
+//   a pair)
 //
 // Modes besides the usual Google Benchmark flags:
 //   --smoke       every row for ~10 ms plus a tiny RSS stress run (what CTest runs)
 //   --rss-stress  only the RSS stress workload (compare.py measures the child's peak RSS)
+//   --memory-row NAME  one program-shaped memory row (rounds, large_reuse, mixed_live, startup):
+//                 prints its peak, drained and idle RSS as a JSON line (compare.py)
 // Environment: HS_BENCH_EXPECT_LIB=<substring> fails unless a mapped library path contains it
 // (proves LD_PRELOAD took effect).
 #include <benchmark/benchmark.h>
@@ -138,6 +145,31 @@ void bm_realloc_growth(benchmark::State& state) {
   state.SetItemsProcessed(static_cast<int64_t>(state.iterations()));
 }
 
+// ---- program-shaped rows (program_rows.cc) ------------------------------------------------------
+void bm_rounds(benchmark::State& state) {
+  uint64_t seed = 1;
+  for (auto _ : state) {
+    if (hs_bench::rounds_run(1, 2, 2000, seed++) != 0) return fail(state, "content check failed");
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations()));
+}
+
+void bm_large_reuse(benchmark::State& state) {
+  uint64_t seed = 1;
+  for (auto _ : state) {
+    if (hs_bench::large_reuse_run(1, seed++) != 0) return fail(state, "content check failed");
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations()));
+}
+
+void bm_mixed_live(benchmark::State& state) {
+  hs_bench::MixedLiveSet set(20000, 0x5eed);
+  for (auto _ : state) {
+    if (!set.replace_one()) return fail(state, "content check failed");
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations()));
+}
+
 void register_rows() {
   static const struct {
     const char* name;
@@ -159,6 +191,9 @@ void register_rows() {
     bm_xthread(s, 16, 512);
   })->UseRealTime();
   benchmark::RegisterBenchmark("realloc_growth/16-64KiB", bm_realloc_growth)->UseRealTime();
+  benchmark::RegisterBenchmark("rounds/2x2000", bm_rounds)->UseRealTime();
+  benchmark::RegisterBenchmark("large_reuse/4-32MiB", bm_large_reuse)->UseRealTime();
+  benchmark::RegisterBenchmark("mixed_live/20000", bm_mixed_live)->UseRealTime();
 }
 
 // The allocator library mapped into this process, from /proc/self/maps ("glibc" if none).
@@ -198,6 +233,7 @@ int run_rss_stress(bool smoke) {
 int main(int argc, char** argv) {
   bool smoke = false;
   bool rss_only = false;
+  const char* memory_row = nullptr;
   std::vector<char*> args;
   static char kSmokeMinTime[] = "--benchmark_min_time=0.01";
   for (int i = 0; i < argc; ++i) {
@@ -206,6 +242,8 @@ int main(int argc, char** argv) {
       args.push_back(kSmokeMinTime);
     } else if (std::strcmp(argv[i], "--rss-stress") == 0) {
       rss_only = true;
+    } else if (std::strcmp(argv[i], "--memory-row") == 0 && i + 1 < argc) {
+      memory_row = argv[++i];
     } else {
       args.push_back(argv[i]);
     }
@@ -220,6 +258,7 @@ int main(int argc, char** argv) {
     }
   }
   if (rss_only) return run_rss_stress(false);
+  if (memory_row != nullptr) return hs_bench::run_memory_row(memory_row, smoke);
 
   int bench_argc = static_cast<int>(args.size());
   args.push_back(nullptr);
@@ -231,5 +270,9 @@ int main(int argc, char** argv) {
   benchmark::Shutdown();
   int status = g_failed ? 1 : 0;
   if (smoke && status == 0) status = run_rss_stress(true);
+  // The memory rows once each, shortened, so a broken row fails the smoke test.
+  for (const char* row : {"rounds", "large_reuse", "mixed_live", "startup"}) {
+    if (smoke && status == 0) status = hs_bench::run_memory_row(row, true);
+  }
   return status;
 }

@@ -4,7 +4,9 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "base/splitmix64.h"
 
@@ -78,5 +80,36 @@ struct RssStressConfig {
 // Runs the deterministic multi-threaded stress workload (growing, shrinking and regrowing live
 // sets, cross-thread frees, content checks). Returns the number of content-check failures.
 size_t run_rss_stress(const RssStressConfig& config);
+
+// ---- program-shaped rows (program_rows.cc); each returns its content-check failures ---------
+// `rounds` rounds of `threads` threads, each making objects_per_thread / 2 objects and freeing
+// the leftovers of the other thread's previous round.
+size_t rounds_run(int rounds, int threads, size_t objects_per_thread, uint64_t seed);
+// `buffers` buffers of 4-32 MiB, every page written, each freed before the next.
+size_t large_reuse_run(int buffers, uint64_t seed);
+
+// A live set of mixed sizes (program_rows.cc), churned one replacement at a time.
+class MixedLiveSet {
+ public:
+  MixedLiveSet(size_t blocks, uint64_t seed);
+  ~MixedLiveSet();
+  MixedLiveSet(const MixedLiveSet&) = delete;
+  MixedLiveSet& operator=(const MixedLiveSet&) = delete;
+  bool replace_one();  // false when the freed block failed its check
+  size_t release();    // frees every block; returns the failures
+
+ private:
+  struct Slot {
+    void* block = nullptr;
+    size_t size = 0;
+  };
+  SplitMix64 rng_;
+  std::vector<Slot> slots_;
+};
+
+// One memory row in this process (rounds, large_reuse, mixed_live, startup): prints one JSON
+// line with the peak RSS, the RSS once the work has drained and after a second idle. Returns
+// the exit status (2: unknown row).
+int run_memory_row(const std::string& row, bool smoke);
 
 }  // namespace hs_bench

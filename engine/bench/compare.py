@@ -9,7 +9,10 @@ is the median of its repetitions. Across rounds the table reports the median, th
 mimalloc (median over rounds of engine_round / mimalloc_round, same round = same conditions).
 
 Peak RSS: the binary's --rss-stress workload, run once per allocator per round in the same
-shuffled order; ru_maxrss of the child from wait4().
+shuffled order; ru_maxrss of the child from wait4(). Then the memory rows (--memory-row NAME:
+rounds, large_reuse, mixed_live, startup), each in a process of its own: its peak RSS, and its
+RSS a second after the work drained with no allocator call since (what an idle process keeps),
+with the ratio to the smallest of the row.
 
 Example (from the repository root, after building):
   python3 engine/bench/compare.py --build-dir build/release --rounds 5
@@ -135,6 +138,30 @@ def run_rss(bench, lib, expect, extra):
     return usage.ru_maxrss
 
 
+MEMORY_ROWS = ["rounds", "large_reuse", "mixed_live", "startup"]
+
+
+def run_memory_row(bench, lib, expect, extra, row):
+    """Runs --memory-row ROW; returns the child's {peak_kib, drained_kib, idle_kib}.
+
+    The peak is the child's VmHWM: wait4's ru_maxrss would include this Python process's own
+    resident size (kept across exec), which the small rows stay below."""
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        pid = os.posix_spawn(bench, [bench, "--memory-row", row], child_env(lib, expect, extra),
+                             file_actions=[(os.POSIX_SPAWN_DUP2, out.fileno(), 1),
+                                           (os.POSIX_SPAWN_DUP2, err.fileno(), 2)])
+        _, status, usage = os.wait4(pid, 0)
+        code = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        if code != 0:
+            text = err.read().decode(errors="replace").strip()[-300:]
+            raise RuntimeError(f"--memory-row {row} exited {code}: {text}")
+        data = json.loads(out.read().decode().strip().splitlines()[-1])
+    del usage
+    return {k: data[k] for k in ("peak_kib", "drained_kib", "idle_kib")}
+
+
 def fmt_ns(x):
     return f"{x:.1f}" if x < 1000 else f"{x:.0f}"
 
@@ -199,6 +226,7 @@ def main():
 
     times = {n: {} for n in names}   # allocator -> row -> [per-round medians]
     rss = {n: [] for n in names}     # allocator -> [KiB per round]
+    memory = {n: {} for n in names}  # allocator -> row -> [{peak_kib, drained_kib, idle_kib}]
     failures = {}
     rng = random.Random(opts.seed)
     started = time.time()
@@ -214,6 +242,9 @@ def main():
                     times[name].setdefault(row, []).append(ns)
                 if not opts.no_rss:
                     rss[name].append(run_rss(bench, lib, expect, extra))
+                    for row in MEMORY_ROWS:
+                        memory[name].setdefault(row, []).append(
+                            run_memory_row(bench, lib, expect, extra, row))
             except (RuntimeError, json.JSONDecodeError) as e:
                 failures[name] = str(e)
                 print(f"compare: {name} failed: {e}", file=sys.stderr)
@@ -298,6 +329,32 @@ def main():
                 cell += f" x{s['median'] / mi:.2f}"
             cells.append(cell)
         print("| peak RSS | " + " | ".join(cells) + " |")
+
+        print("\nmemory rows (MiB, median over rounds; x = ratio to the smallest of the row):"
+              " peak RSS / RSS one second after the work drained, no allocator call since\n")
+        print(header)
+        print("|" + "---|" * (len(names) + 1))
+        report["memory_rows_kib"] = {}
+        for row in MEMORY_ROWS:
+            med = {}
+            for n in names:
+                runs = memory[n].get(row)
+                if runs:
+                    med[n] = {k: statistics.median(r[k] for r in runs) for k in runs[0]}
+                    report["memory_rows_kib"].setdefault(row, {})[n] = dict(med[n], per_round=runs)
+            if not med:
+                continue
+            least_peak = min(m["peak_kib"] for m in med.values())
+            least_idle = min(m["idle_kib"] for m in med.values())
+            cells = []
+            for n in names:
+                if n not in med:
+                    cells.append("n/a")
+                    continue
+                m = med[n]
+                cells.append(f"{m['peak_kib'] / 1024:.1f} x{m['peak_kib'] / least_peak:.2f} / "
+                             f"{m['idle_kib'] / 1024:.1f} x{m['idle_kib'] / least_idle:.2f}")
+            print(f"| {row} | " + " | ".join(cells) + " |")
 
     for n, why in failures.items():
         print(f"\n{n}: FAILED: {why}")

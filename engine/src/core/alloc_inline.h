@@ -94,7 +94,7 @@ HS_ALWAYS_INLINE void* direct_malloc(Heap* heap, Page* page, size_t size) {
 }
 
 // Every size. Memory events cost the small and medium sizes nothing: while tracking is on,
-// every heap's direct tables point at the empty page (events_divert_direct_tables), so those
+// every heap's direct tables point at the empty page (heaps_divert_direct_tables), so those
 // calls miss into malloc_generic, which dispatches them.
 HS_ALWAYS_INLINE void* heap_malloc(Heap* heap, size_t size) {
   if (HS_LIKELY(size <= kSmallDirectMax)) {

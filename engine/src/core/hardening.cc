@@ -2,6 +2,8 @@
 // versions of the helpers remain.
 #include "core/hardening.h"
 
+#include <utility>
+
 #include "base/splitmix64.h"
 #include "core/assert.h"
 #include "core/options.h"
@@ -59,9 +61,7 @@ Block* link_carved_blocks(uint8_t* first, size_t count, size_t size, Block* tail
   for (size_t i = 0; i < count; ++i) order[i] = static_cast<uint16_t>(i);
   for (size_t i = count - 1; i > 0; --i) {
     size_t j = random.below(i + 1);
-    uint16_t swap = order[i];
-    order[i] = order[j];
-    order[j] = swap;
+    std::swap(order[i], order[j]);
   }
   t_carve_state = random.next() | 1;
   Block* next = tail;

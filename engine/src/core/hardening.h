@@ -33,8 +33,8 @@ struct Segment;
 // afterwards: a forked child keeps its parent's lists.
 extern uintptr_t g_link_secret;
 
-// What a link stored in `slot` is XORed with: the secret times an odd constant, mixed with the
-// slot's address, so equal links in two blocks are stored differently and a null link stores
+// What a link stored in `slot` is XORed with: the slot's address times an odd constant, XORed
+// with the secret, so equal links in two blocks are stored differently and a null link stores
 // a value no zeroed or user-written word is likely to be.
 HS_ALWAYS_INLINE uintptr_t link_mask(const Block* slot) {
   return g_link_secret ^ (reinterpret_cast<uintptr_t>(slot) * uintptr_t{0x9e3779b97f4a7c15});

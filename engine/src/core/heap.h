@@ -27,7 +27,7 @@ struct DirectTable {
 };
 
 // A direct-table slot. With memory events compiled in, another thread may point a heap's slots
-// at the empty page (events_divert_direct_tables), so slots are read and written as relaxed
+// at the empty page (heaps_divert_direct_tables), so slots are read and written as relaxed
 // atomics there: the same plain moves on x86-64 and AArch64, but a defined race.
 HS_ALWAYS_INLINE Page* direct_slot_load(Page* const* slot) {
 #if defined(HS_MEMORY_EVENTS) && HS_MEMORY_EVENTS

@@ -431,6 +431,13 @@ void segment_attach(ThreadData* td, Segment* segment) {
 void segment_purge_now(Segment* segment) {
   if (segment->dirty_slices.any()) segment_purge(segment);
 }
+void segment_trim_dirty(Segment* segment, size_t keep_slices) {
+  const SliceMap dirty = segment->dirty_slices;
+  if (dirty.count() <= keep_slices) return;
+  size_t beyond = dirty.next_set(0);  // becomes the first dirty slice past the kept ones
+  for (size_t i = 0; i < keep_slices; ++i) beyond = dirty.next_set(beyond + 1);
+  purge_slices(segment, dirty & SliceMap::range(beyond, kSlicesPerSegment - beyond), 0, false);
+}
 void segment_unmap_now(Segment* segment) { segment_unmap(segment); }
 bool segment_is_empty(const Segment* segment) { return segment->free_slices == kUsableSlices; }
 bool segment_has_run(const Segment* segment, size_t slices) {

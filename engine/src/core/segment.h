@@ -76,6 +76,8 @@ void segments_unmap_if_empty(ThreadData* td);
 void segment_detach(ThreadData* td, Segment* segment);
 void segment_attach(ThreadData* td, Segment* segment);
 void segment_purge_now(Segment* segment);
+// Purges a segment's dirty slices but the lowest `keep_slices` (those span_alloc reuses first).
+void segment_trim_dirty(Segment* segment, size_t keep_slices);
 void segment_unmap_now(Segment* segment);
 bool segment_is_empty(const Segment* segment);
 bool segment_has_run(const Segment* segment, size_t slices);

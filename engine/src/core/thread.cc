@@ -44,6 +44,15 @@ std::atomic<uint32_t> g_abandoned_lock{0};
 Heap* g_pool_free = nullptr;  // recycled heap slots (linked through registry_next)
 Heap* g_registry = nullptr;   // live heaps
 Segment* g_abandoned = nullptr;
+// Empty segments on the abandoned list (under its lock). A few are kept resident for the
+// next thread that needs a segment (threads created in rounds then reuse the pages their
+// predecessors touched instead of faulting fresh ones in); beyond the bound they are unmapped
+// at once, so any number of exiting threads leaves at most this many behind.
+// A kept one stays resident only in its lowest slices (where the next thread's pages go),
+// so a producer that made many MiB and exited does not leave them all resident.
+size_t g_abandoned_empty = 0;
+constexpr size_t kMaxEmptyAbandoned = 1;
+constexpr size_t kEmptyAbandonedDirtySlices = 32;  // 2 MiB of address space, less resident
 
 // A default heap and its thread data live together in one pool slot.
 struct ThreadSlot {
@@ -227,6 +236,7 @@ Heap* thread_heap_init() {
 // The abandoned list is doubly linked (through next/prev, free while no thread owns the
 // segment) so a free can take out the one segment it touched; callers hold g_abandoned_lock.
 static void abandoned_push(Segment* segment) {
+  if (segment_is_empty(segment)) ++g_abandoned_empty;
   segment->prev = nullptr;
   segment->next = g_abandoned;
   if (g_abandoned != nullptr) g_abandoned->prev = segment;
@@ -234,6 +244,7 @@ static void abandoned_push(Segment* segment) {
   __atomic_store_n(&g_abandoned, segment, __ATOMIC_RELAXED);
 }
 static void abandoned_unlink(Segment* segment) {
+  if (segment_is_empty(segment)) --g_abandoned_empty;
   if (segment->prev != nullptr) {
     segment->prev->next = segment->next;
   } else {
@@ -303,6 +314,14 @@ static void abandon_segments(ThreadData* td) {
     segment->owner = nullptr;
     segment->young_slices = SliceMap{};
     spin_lock(g_abandoned_lock);
+    if (segment_is_empty(segment) && g_abandoned_empty >= kMaxEmptyAbandoned) {
+      // No live block points into it, so no freer can reach it: release it here.
+      spin_unlock(g_abandoned_lock);
+      segment_unmap_now(segment);
+      segment = next;
+      continue;
+    }
+    if (segment_is_empty(segment)) segment_trim_dirty(segment, kEmptyAbandonedDirtySlices);
     abandoned_push(segment);
     abandoned_schedule_purge(segment, true);
     bool freed_meanwhile = false;
@@ -371,9 +390,12 @@ std::atomic<bool> g_abandoned_freed_into{false};
 
 // Caller holds g_abandoned_lock, which makes it the only thread touching the segment's
 // owner-side page fields: other freers wait for the lock, and adopters take the segment off
-// the list under it. A page whose blocks are all free goes back to the segment purged; a
-// segment left without pages is unlinked and unmapped. Returns true if it was unmapped.
+// the list under it. A page whose blocks are all free goes back to the segment, dirty, to be
+// purged on the list's deadline; a segment left without pages stays for the next thread
+// that needs one while fewer than kMaxEmptyAbandoned are, else it is unlinked and unmapped.
+// Returns true if it was unmapped.
 static bool abandoned_tidy(Segment* segment, Page* only) {
+  bool was_empty = segment_is_empty(segment);
   for (size_t i = kHeaderSlices; i < kSlicesPerSegment; ++i) {
     Page* page = only != nullptr ? only : &segment->pages[i];
     if (page->slice_count != 0) {
@@ -382,7 +404,14 @@ static bool abandoned_tidy(Segment* segment, Page* only) {
     }
     if (only != nullptr) break;
   }
-  if (!segment_is_empty(segment)) {
+  bool empty = segment_is_empty(segment);
+  if (empty && !was_empty) {
+    ++g_abandoned_empty;
+    if (g_abandoned_empty <= kMaxEmptyAbandoned) {
+      segment_trim_dirty(segment, kEmptyAbandonedDirtySlices);
+    }
+  }
+  if (!empty || g_abandoned_empty <= kMaxEmptyAbandoned) {
     abandoned_schedule_purge(segment, false);
     return false;
   }

@@ -241,7 +241,7 @@ TEST(ThreadRounds, ProducersExitWhileAConsumerFrees) {
 // the cost of faulting ~200 pages per round made this pattern 10x slower than under tcmalloc. Minor
 // faults are counted by the kernel, so this is a count, not a timing.
 TEST(ThreadRounds, FollowingThreadsReuseTheirPredecessorsPages) {
-  if (hs_test::kSanitized) GTEST_SKIP() << "the sanitizer's allocator serves these blocks";
+  if (hs_test::kSanitized) GTEST_SKIP() << "shadow memory faults in with every page touched";
   constexpr size_t kObjects = 2000;
   constexpr int kRounds = 60;
   constexpr int kWarmRounds = 10;

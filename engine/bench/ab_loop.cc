@@ -11,7 +11,7 @@
 // per-block ratio to the first library is a tight paired sample; the report gives its median
 // with a 95% percentile-bootstrap interval (blocks resampled) and the ratio of fastest blocks.
 //
-//   hs-ab-loop [--sizes 16,64,256] [--blocks 2000] [--pairs 100000] [--seed N]
+//   hs-ab-loop [--sizes 16,64,256,churn,mixed] [--blocks 2000] [--pairs 100000] [--seed N]
 //              [--json FILE] [--profile NAME] [--profile-accum NAME] NAME=LIB.so NAME=LIB.so [...]
 //
 // --profile NAME starts the engine's sampled profiler (hs_prof_start: the interval of
@@ -49,12 +49,17 @@ struct Library {
   bool start_profiler = false;     // --profile NAME: hs_prof_start in this library
   bool profile_accum = false;      // --profile-accum NAME: and keep cumulative counts
   std::vector<void*> churn_slots;  // this library's live set for the churn workload
+  std::vector<void*> mixed_slots;  // and for the mixed workload
 };
 
 // --sizes churn: hs-alloc-bench's churn row (1000 live blocks of 16-512 B; free a random one,
 // malloc a random size into its slot). Every library replays the same stream in a block.
 constexpr size_t kChurn = SIZE_MAX;
 constexpr size_t kChurnSlots = 1000;
+// --sizes mixed: hs-alloc-bench's mixed_live row (20 000 live blocks of mixed sizes, 8 B to
+// 1 MiB; replace a random one): the page metadata and freed blocks no longer fit in L1/L2.
+constexpr size_t kMixed = SIZE_MAX - 1;
+constexpr size_t kMixedSlots = 20000;
 
 struct Options {
   std::vector<size_t> sizes = {16, 64, 256};
@@ -68,11 +73,12 @@ struct Options {
 };
 
 [[noreturn]] void usage_error(const std::string& message) {
-  std::fprintf(stderr,
-               "hs-ab-loop: %s\nusage: hs-ab-loop [--sizes 16,64,256] [--blocks N] [--pairs N] "
-               "[--seed N] [--json FILE] [--profile NAME] [--profile-accum NAME] NAME=LIB.so "
-               "NAME=LIB.so [...]\n",
-               message.c_str());
+  std::fprintf(
+      stderr,
+      "hs-ab-loop: %s\nusage: hs-ab-loop [--sizes 16,64,256,churn,mixed] [--blocks N] [--pairs N] "
+      "[--seed N] [--json FILE] [--profile NAME] [--profile-accum NAME] NAME=LIB.so "
+      "NAME=LIB.so [...]\n",
+      message.c_str());
   std::exit(2);
 }
 
@@ -103,7 +109,9 @@ Options parse_options(int argc, char** argv) {
         size_t comma = list.find(',', start);
         if (comma == std::string::npos) comma = list.size();
         std::string item = list.substr(start, comma - start);
-        options.sizes.push_back(item == "churn" ? kChurn : parse_count("--sizes", item.c_str(), 0));
+        options.sizes.push_back(item == "churn"   ? kChurn
+                                : item == "mixed" ? kMixed
+                                                  : parse_count("--sizes", item.c_str(), 0));
         start = comma + 1;
       }
     } else if (arg == "--blocks") {
@@ -205,27 +213,37 @@ uint64_t now_ns() {
 
 size_t churn_size(hs_bench::SplitMix64& rng) { return rng.between(16, 512); }
 
-[[gnu::noinline]] uint64_t run_churn(Library& library, size_t ops, uint64_t stream_seed) {
-  std::vector<void*>& slots = library.churn_slots;
+// Free a random block of the library's live set, malloc one in its place (sizes from
+// size_of), touching its first byte. The live set is filled on first use, the same for all.
+template <size_t (*size_of)(hs_bench::SplitMix64&)>
+[[gnu::noinline]] uint64_t run_live_set(Library& library, std::vector<void*>& slots, size_t count,
+                                        size_t ops, uint64_t stream_seed) {
   if (slots.empty()) {
     hs_bench::SplitMix64 fill(0x5eed);
-    for (size_t k = 0; k < kChurnSlots; ++k) slots.push_back(library.malloc_fn(churn_size(fill)));
+    for (size_t k = 0; k < count; ++k) slots.push_back(library.malloc_fn(size_of(fill)));
   }
   hs_bench::SplitMix64 rng(stream_seed);
   uint64_t start = now_ns();
   for (size_t i = 0; i < ops; ++i) {
-    size_t k = rng.between(0, kChurnSlots - 1);
+    size_t k = rng.between(0, count - 1);
     library.free_fn(slots[k]);
-    void* p = library.malloc_fn(churn_size(rng));
+    void* p = library.malloc_fn(size_of(rng));
     *static_cast<volatile char*>(p) = 1;
     slots[k] = p;
   }
   return now_ns() - start;
 }
 
-// One timed run of the workload: `size` pairs, or churn ops from the block's stream.
+// One timed run of the workload: `size` pairs, or live-set ops from the block's stream.
 uint64_t run_block(Library& library, size_t size, size_t ops, uint64_t stream_seed) {
-  return size == kChurn ? run_churn(library, ops, stream_seed) : run_pairs(library, size, ops);
+  if (size == kChurn) {
+    return run_live_set<churn_size>(library, library.churn_slots, kChurnSlots, ops, stream_seed);
+  }
+  if (size == kMixed) {
+    return run_live_set<hs_bench::mixed_size>(library, library.mixed_slots, kMixedSlots, ops,
+                                              stream_seed);
+  }
+  return run_pairs(library, size, ops);
 }
 
 double median(std::vector<double> values) {
@@ -283,13 +301,14 @@ int run(int argc, char** argv) {
                         static_cast<double>(options.pairs));
       }
     }
-    std::string label =
-        size == kChurn ? "churn (1000 live blocks of 16-512 B)" : std::to_string(size) + " B";
+    std::string label = size == kChurn   ? "churn (1000 live blocks of 16-512 B)"
+                        : size == kMixed ? "mixed (20000 live blocks of 8 B-1 MiB)"
+                                         : std::to_string(size) + " B";
     std::printf("\n%s\n  %-16s %8s %8s   %-34s %s\n", label.c_str(), "library", "fastest", "median",
                 "paired ratio to first [95% CI]", "fastest/fastest");
-    nlohmann::json size_report = {{"workload", size == kChurn ? "churn" : "pair"},
-                                  {"libraries", nlohmann::json::array()}};
-    if (size != kChurn) size_report["size"] = size;
+    const char* workload = size == kChurn ? "churn" : size == kMixed ? "mixed" : "pair";
+    nlohmann::json size_report = {{"workload", workload}, {"libraries", nlohmann::json::array()}};
+    if (size != kChurn && size != kMixed) size_report["size"] = size;
     for (size_t k = 0; k < count; ++k) {
       const double fastest = *std::min_element(ns[k].begin(), ns[k].end());
       std::printf("  %-16s %8.3f %8.3f", options.libraries[k].name.c_str(), fastest, median(ns[k]));

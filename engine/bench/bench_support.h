@@ -88,6 +88,16 @@ size_t rounds_run(int rounds, int threads, size_t objects_per_thread, uint64_t s
 // `buffers` buffers of 4-32 MiB, every page written, each freed before the next.
 size_t large_reuse_run(int buffers, uint64_t seed);
 
+// The mixed live set's sizes: 78% 8-128 B, 20% 128 B-2 KiB, 2% 2-32 KiB, 1 in 2000 up to 1 MiB
+// (hs-alloc-bench's mixed_live row and hs-ab-loop's mixed workload).
+inline size_t mixed_size(SplitMix64& rng) {
+  const uint64_t r = rng.below(2000);
+  if (r == 0) return rng.between(32769, 1 << 20);
+  if (r < 40) return rng.between(2049, 32768);
+  if (r < 440) return rng.between(129, 2048);
+  return rng.between(8, 128);
+}
+
 // A live set of mixed sizes (program_rows.cc), churned one replacement at a time.
 class MixedLiveSet {
  public:

@@ -43,14 +43,6 @@ bool free_block(void* p, size_t size) {
   return stored == size;
 }
 
-size_t mixed_size(SplitMix64& rng) {
-  const uint64_t r = rng.below(2000);
-  if (r == 0) return rng.between(32769, 1 << 20);
-  if (r < 40) return rng.between(2049, 32768);
-  if (r < 440) return rng.between(129, 2048);
-  return rng.between(8, 128);
-}
-
 struct RoundSlot {
   void* block = nullptr;
   size_t size = 0;

@@ -36,7 +36,11 @@ HS_ALWAYS_INLINE void* page_pop_charged(Heap* heap, Page* page, Block* block, si
   page->free = next;
   block->link = 0;  // a live block's first word never decodes as a link (the double-free test)
 #else
-  page->free = block_next(block);
+  Block* next = block_next(block);
+  page->free = next;
+  // The next malloc of this class reads `next`'s link: in a large live set freed in random
+  // order that block is cold, and the load would stall that call (hs-ab-loop mixed: -4 to -7%).
+  __builtin_prefetch(next);
 #endif
   page->used++;
   heap->counters.bin_allocs[page->bin].add(1);

@@ -22,8 +22,8 @@ namespace heapscope {
 
 Page g_empty_page;
 constinit Heap g_empty_heap;
-__thread Heap* tls_heap __attribute__((tls_model("initial-exec"))) = &g_empty_heap;
-static __thread uint64_t t_creation_ordinal __attribute__((tls_model("initial-exec"))) = 0;
+HS_THREAD_LOCAL(Heap*, tls_heap, &g_empty_heap);
+static HS_THREAD_LOCAL(uint64_t, t_creation_ordinal, 0);
 
 void set_thread_creation_ordinal(uint64_t ordinal) { t_creation_ordinal = ordinal; }
 

@@ -1,6 +1,7 @@
 // The platform contract: every OS call the engine makes (the profiler's included) goes through
-// these functions, implemented once per OS in files named *_<os>.cc (platform_linux.cc and
-// modules_linux.cc today). None of them may allocate: they run inside malloc's callers.
+// these functions, implemented once per OS in files named *_<os>.cc (platform_linux.cc,
+// modules_linux.cc; platform_windows.cc, modules_windows.cc; the build picks one OS's files).
+// None of them may allocate: they run inside malloc's callers.
 // engine.platform_only_os_calls fails when a raw OS call appears outside this folder.
 #pragma once
 
@@ -92,8 +93,17 @@ using ModuleSegmentFn = bool (*)(const ModuleSegment& segment, void* arg);
 // callbacks, so they must not load modules (or allocate).
 void for_each_module_segment(ModuleSegmentFn fn, void* arg);
 
-// A per-thread identity that is unique among live threads and cheap to read.
+// A per-thread identity that is unique among live threads, never 0, and cheap to read.
+#if defined(_WIN32) && defined(__x86_64__)
+// The thread's TEB (NtTib.Self at gs:[0x30]): __builtin_thread_pointer has no Windows form.
+inline uintptr_t thread_id() {
+  uintptr_t teb;
+  __asm__("mov %%gs:0x30, %0" : "=r"(teb));
+  return teb;
+}
+#else
 inline uintptr_t thread_id() { return reinterpret_cast<uintptr_t>(__builtin_thread_pointer()); }
+#endif
 
 // Registers `on_thread_exit(value)` to run when a thread that called set_thread_value exits.
 bool thread_exit_key_create(void (*on_thread_exit)(void*));

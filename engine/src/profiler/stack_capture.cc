@@ -19,7 +19,7 @@ namespace {
 
 // The end of this thread's stack mapping (0 until first needed). Thread stacks are fixed
 // mappings (the main stack grows down, never up), so the end found once stays valid.
-__thread uintptr_t t_stack_end __attribute__((tls_model("initial-exec"))) = 0;
+HS_THREAD_LOCAL(uintptr_t, t_stack_end, 0);
 
 inline bool in_allocator(uintptr_t pc) {
   return pc >= reinterpret_cast<uintptr_t>(__start_hs_text) &&

@@ -18,6 +18,9 @@ packages=(
   cargo rustc librust-cc-dev lintian dpkg-dev debootstrap
   # man pages of the tools, generated from their --help at build time
   help2man
+  # the engine cross-built for 64-bit Arm Linux and tested under user-mode emulation
+  # (ci/cross-test.sh arm64; GoogleTest compiled from the googletest sources above)
+  g++-aarch64-linux-gnu qemu-user
 )
 
 missing=()

@@ -113,7 +113,11 @@ void process_init() {
   }
   options_init();
   hardening_init();  // before the first block is carved: the free lists' links depend on it
-  os::thread_exit_key_create(thread_done);
+  // HEAPSCOPE_TEST_NO_THREAD_EXIT_HOOK (tests only): no exit hook, so exited threads keep their
+  // heaps and segments; the thread-exit test must then fail (its positive control).
+  if (os::get_env("HEAPSCOPE_TEST_NO_THREAD_EXIT_HOOK") == nullptr) {
+    os::thread_exit_key_create(thread_done);
+  }
   os::at_fork(fork_prepare, fork_parent, fork_child);
   g_init_state.store(2, std::memory_order_release);
 #if HS_PROFILER

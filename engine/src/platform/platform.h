@@ -105,7 +105,8 @@ inline uintptr_t thread_id() {
 inline uintptr_t thread_id() { return reinterpret_cast<uintptr_t>(__builtin_thread_pointer()); }
 #endif
 
-// Registers `on_thread_exit(value)` to run when a thread that called set_thread_value exits.
+// Registers `on_thread_exit(value)` to run when a thread that called set_thread_value exits,
+// whoever created the thread. set_thread_value does nothing until a key was created.
 bool thread_exit_key_create(void (*on_thread_exit)(void*));
 void set_thread_value(void* value);
 

@@ -271,12 +271,16 @@ uintptr_t mapping_end(uintptr_t address) {
 }
 
 static pthread_key_t g_exit_key;
+static bool g_exit_key_created = false;  // without it, key 0 may be another library's key
 
 bool thread_exit_key_create(void (*on_thread_exit)(void*)) {
-  return pthread_key_create(&g_exit_key, on_thread_exit) == 0;
+  g_exit_key_created = pthread_key_create(&g_exit_key, on_thread_exit) == 0;
+  return g_exit_key_created;
 }
 
-void set_thread_value(void* value) { pthread_setspecific(g_exit_key, value); }
+void set_thread_value(void* value) {
+  if (g_exit_key_created) pthread_setspecific(g_exit_key, value);
+}
 
 void at_fork(void (*prepare)(), void (*parent)(), void (*child)()) {
   pthread_atfork(prepare, parent, child);

@@ -3,7 +3,16 @@
 #pragma once
 
 #include <heapscope/heapscope.h>
+
+#if defined(_WIN32)
+// The tests' one Windows call (rss_bytes); the engine's own OS calls are in src/platform/.
+#define WIN32_LEAN_AND_MEAN
+#include <windows.h>
+// windows.h first: psapi.h uses its types.
+#include <psapi.h>
+#else
 #include <unistd.h>
+#endif
 
 #include <cstddef>
 #include <cstdint>
@@ -117,13 +126,19 @@ inline size_t first_nonzero(const void* p, size_t from, size_t to) {
   return SIZE_MAX;
 }
 
-// Resident set size of this process in bytes, from /proc/self/statm.
+// Resident set size of this process in bytes, from /proc/self/statm (on Windows: the working set).
 inline size_t rss_bytes() {
+#if defined(_WIN32)
+  PROCESS_MEMORY_COUNTERS counters;
+  if (!K32GetProcessMemoryInfo(GetCurrentProcess(), &counters, sizeof counters)) return 0;
+  return counters.WorkingSetSize;
+#else
   std::ifstream statm("/proc/self/statm");
   size_t total_pages = 0;
   size_t resident_pages = 0;
   statm >> total_pages >> resident_pages;
   return resident_pages * static_cast<size_t>(sysconf(_SC_PAGESIZE));
+#endif
 }
 
 // The main thread gets its default heap before any test runs, so per-test counts of heaps and

@@ -59,9 +59,10 @@ if [ "$arch" = windows ]; then
   # and one wineserver kept for the whole run (each test otherwise starts its own), stopped
   # at exit.
   export WINEPREFIX="$PWD/$build/wineprefix" WINEDEBUG=-all WINEDLLOVERRIDES=mscoree,mshtml=
-  (unset DISPLAY; wineboot -i >/dev/null 2>&1) || { echo "cross-test: wineboot failed" >&2; exit 1; }
-  wineserver -p
+  wineserver -k 2>/dev/null || true  # a server left by an earlier run of this prefix
+  wineserver -p                        # detaches; stays until killed
   trap 'wineserver -k 2>/dev/null || true' EXIT
+  (unset DISPLAY; wineboot -i >/dev/null 2>&1) || { echo "cross-test: wineboot failed" >&2; exit 1; }
 fi
 status=0
 nice -n 10 ctest --test-dir "$build" --output-on-failure -j "$jobs" --timeout 600 \

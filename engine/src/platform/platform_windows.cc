@@ -8,6 +8,7 @@
 #include <windows.h>
 // windows.h first: these headers use its types.
 #include <bcrypt.h>
+#include <io.h>
 #include <psapi.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,11 +37,19 @@ void* reserve_commit(void* at, size_t size) {
 // The contract's descriptors are ints; Windows handles fit (64-bit Windows keeps handles to
 // 32 significant bits so 32- and 64-bit processes can share them), and INVALID_HANDLE_VALUE
 // is -1 as the contract's failure value. 0, 1 and 2 are never kernel handles (those are
-// multiples of 4): they name the standard streams, as the engine writes reports to fd 2.
+// multiples of 4): they name the standard streams, as the engine writes reports to fd 2, and
+// mean the C runtime's descriptors 0-2 (the handles behind the program's stdin/stdout/stderr,
+// so the engine's reports and the program's stdio land in one stream, in order); the
+// process's standard handles when the runtime has none.
 HANDLE to_handle(int fd) {
-  if (fd == 0) return GetStdHandle(STD_INPUT_HANDLE);
-  if (fd == 1) return GetStdHandle(STD_OUTPUT_HANDLE);
-  if (fd == 2) return GetStdHandle(STD_ERROR_HANDLE);
+  if (fd >= 0 && fd <= 2) {
+    auto crt = reinterpret_cast<HANDLE>(_get_osfhandle(fd));
+    if (crt != INVALID_HANDLE_VALUE && crt != nullptr && crt != reinterpret_cast<HANDLE>(-2)) {
+      return crt;
+    }
+    static const DWORD kStandard[] = {STD_INPUT_HANDLE, STD_OUTPUT_HANDLE, STD_ERROR_HANDLE};
+    return GetStdHandle(kStandard[fd]);
+  }
   return LongToHandle(fd);
 }
 

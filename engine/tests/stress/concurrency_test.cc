@@ -3,9 +3,11 @@
 // frees and content checks before every free, and fork() while other threads allocate.
 #include <gtest/gtest.h>
 #include <heapscope/heapscope.h>
+#if !defined(_WIN32)  // fork and its waiting: Windows has no fork (engine/docs/platforms.md)
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#endif
 
 #include <algorithm>
 #include <array>
@@ -288,6 +290,7 @@ TEST(Threads, FreesIntoExitedThreadsSegmentsRaceWithReclaim) {
 }
 
 // ---- fork ---------------------------------------------------------------------------------------
+#if !defined(_WIN32)
 
 // The child's work; returns 0 or the number of the check that failed.
 int child_work(const Block& inherited) {
@@ -402,5 +405,6 @@ TEST(Fork, ChildAllocatesWhileParentThreadsHoldMemory) {
   guard.reset();
   EXPECT_EQ(bad.load(), 0u);
 }
+#endif
 
 }  // namespace

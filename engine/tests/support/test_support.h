@@ -141,6 +141,17 @@ inline size_t rss_bytes() {
 #endif
 }
 
+// The OS page size.
+inline size_t page_size() {
+#if defined(_WIN32)
+  SYSTEM_INFO info;
+  GetSystemInfo(&info);
+  return info.dwPageSize;
+#else
+  return static_cast<size_t>(sysconf(_SC_PAGESIZE));
+#endif
+}
+
 // The main thread gets its default heap before any test runs, so per-test counts of heaps and
 // threads do not depend on whether an earlier test in the same process allocated.
 inline const bool kMainThreadHasHeap = [] {

@@ -26,8 +26,8 @@ hs_engine_test(hs_thread_rounds_tests LIBRARY heapscope_api TIMEOUT 180 LABELS "
 # exit callback must return each one's heap. The control runs it without the hook and must fail.
 hs_engine_test(hs_thread_exit_tests LIBRARY heapscope_api TIMEOUT 180 LABELS "stress"
   SOURCES stress/thread_exit_test.cc)
-add_test(NAME engine.thread_exit.fails_without_hook COMMAND hs_thread_exit_tests)
-set_tests_properties(engine.thread_exit.fails_without_hook PROPERTIES LABELS "stress"
+add_test(NAME engine.thread_exit.hook_disabled_fails COMMAND hs_thread_exit_tests)
+set_tests_properties(engine.thread_exit.hook_disabled_fails PROPERTIES LABELS "stress"
   ENVIRONMENT "HEAPSCOPE_TEST_NO_THREAD_EXIT_HOOK=1" TIMEOUT 180
   PASS_REGULAR_EXPRESSION "exited threads( still count|' heaps remain)")
 
@@ -40,3 +40,30 @@ hs_engine_test(hs_events_on_tests LIBRARY heapscope_events_api TIMEOUT 180 LABEL
   SOURCES events/semantics_test.cc events/exactness_test.cc)
 target_compile_definitions(hs_events_on_tests PRIVATE HS_TEST_EVENTS=1)
 
+
+# The profiler on Windows: the dump under Wine, then the symbolized profile read back on the
+# host by go tool pprof (windows_pprof_check.sh), in that order (a CTest fixture).
+set(HS_WINDOWS_PROFILE_DIR ${CMAKE_CURRENT_BINARY_DIR}/windows_profiles)
+file(MAKE_DIRECTORY ${HS_WINDOWS_PROFILE_DIR})
+add_executable(hs_windows_profile_tests profiler/windows_dump_test.cc profiler/alloc_chain.cc)
+target_link_libraries(hs_windows_profile_tests PRIVATE heapscope_api GTest::gtest
+  GTest::gtest_main heapscope_warnings)
+target_compile_options(hs_windows_profile_tests PRIVATE -g -fno-omit-frame-pointer)
+target_compile_definitions(hs_windows_profile_tests PRIVATE
+  HS_PROFILE_DIR="${HS_WINDOWS_PROFILE_DIR}")
+set_source_files_properties(profiler/windows_dump_test.cc PROPERTIES SKIP_UNITY_BUILD_INCLUSION ON)
+add_test(NAME engine.windows.profile_dump COMMAND hs_windows_profile_tests)
+add_test(NAME engine.windows.profile_read_by_pprof
+  COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/profiler/windows_pprof_check.sh
+          ${HS_WINDOWS_PROFILE_DIR}/windows.sym.pb.gz)
+# Positive control: the profile without function names (go cannot open the Windows paths of its
+# mappings to symbolize them itself) must fail the same check.
+add_test(NAME engine.windows.profile_check_fires
+  COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/profiler/windows_pprof_check.sh
+          ${HS_WINDOWS_PROFILE_DIR}/windows.raw.pb.gz)
+set_tests_properties(engine.windows.profile_check_fires PROPERTIES LABELS "integration;profiler"
+  TIMEOUT 120 FIXTURES_REQUIRED windows_profile PASS_REGULAR_EXPRESSION "level_two is not named")
+set_tests_properties(engine.windows.profile_dump PROPERTIES LABELS "integration;profiler"
+  TIMEOUT 120 FIXTURES_SETUP windows_profile)
+set_tests_properties(engine.windows.profile_read_by_pprof PROPERTIES
+  LABELS "integration;profiler" TIMEOUT 120 FIXTURES_REQUIRED windows_profile SKIP_RETURN_CODE 77)

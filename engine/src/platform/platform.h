@@ -67,6 +67,10 @@ int duplicate_fd(int fd);
 const char* get_env(const char* name);
 // This process's id (a forked child sees its own).
 long process_id();
+// A path that opens the running executable's own file even if it was replaced on disk since it
+// started (Linux: /proc/self/exe), or nullptr where the OS has none (Windows: the loader keeps
+// an image's file from being replaced while it runs, so its module path is right).
+const char* running_executable_file();
 // The real path of the running executable, NUL-terminated, into `out`; its length, or 0 when
 // unknown or longer than `capacity` - 1.
 size_t executable_path(char* out, size_t capacity);
@@ -75,6 +79,12 @@ size_t resident_bytes();
 // The end (one past the last byte) of the memory mapping that holds `address`, or 0 when
 // unknown. Used once per thread on its stack, to bound a frame-pointer walk.
 uintptr_t mapping_end(uintptr_t address);
+
+// The calling thread's return addresses from the OS's own unwinder, which needs no frame
+// pointers (unwind tables), innermost first, starting with unwind_stack's caller's caller;
+// how many were stored. 0 when the OS offers no unwinder that is safe inside malloc (Linux:
+// glibc's backtrace loads libgcc_s and allocates): the profiler then walks frame pointers.
+uint32_t unwind_stack(uintptr_t* pcs, uint32_t max_depth);
 
 // One executable segment of a module loaded in this process. Pointers are valid only during
 // the callback.
@@ -105,7 +115,8 @@ inline uintptr_t thread_id() {
 inline uintptr_t thread_id() { return reinterpret_cast<uintptr_t>(__builtin_thread_pointer()); }
 #endif
 
-// Registers `on_thread_exit(value)` to run when a thread that called set_thread_value exits,
+// Registers `on_thread_exit(value)` to run when a thread that called set_thread_value exits
+// (nullptr: the key holds values and nothing runs at exit; a test-only setting, core/thread.cc),
 // whoever created the thread. set_thread_value does nothing until a key was created.
 bool thread_exit_key_create(void (*on_thread_exit)(void*));
 void set_thread_value(void* value);

@@ -165,6 +165,8 @@ int open_exclusive(const char* path, bool* exists) {
 
 long process_id() { return static_cast<long>(getpid()); }
 
+const char* running_executable_file() { return "/proc/self/exe"; }
+
 size_t executable_path(char* out, size_t capacity) {
   if (capacity == 0) return 0;
   ssize_t n = readlink("/proc/self/exe", out, capacity - 1);
@@ -269,6 +271,8 @@ uintptr_t mapping_end(uintptr_t address) {
   close(fd);
   return found;
 }
+
+uint32_t unwind_stack(uintptr_t*, uint32_t) { return 0; }
 
 static pthread_key_t g_exit_key;
 static bool g_exit_key_created = false;  // without it, key 0 may be another library's key

@@ -296,6 +296,8 @@ const char* get_env(const char* name) {
 
 long process_id() { return static_cast<long>(GetCurrentProcessId()); }
 
+const char* running_executable_file() { return nullptr; }
+
 size_t executable_path(char* out, size_t capacity) {
   if (capacity == 0) return 0;
   wchar_t wide[kWidePathChars];
@@ -321,6 +323,14 @@ uintptr_t mapping_end(uintptr_t address) {
   return reinterpret_cast<uintptr_t>(info.BaseAddress) + info.RegionSize;
 }
 
+// The x64 unwinder reads the images' unwind tables (.pdata/.xdata, which GCC emits for every
+// function), so frames of code built without frame pointers are walked too. Skips its own frame;
+// allocates nothing.
+uint32_t unwind_stack(uintptr_t* pcs, uint32_t max_depth) {
+  if (max_depth > 0xffff) max_depth = 0xffff;
+  return RtlCaptureStackBackTrace(1, max_depth, reinterpret_cast<void**>(pcs), nullptr);
+}
+
 // Thread exit: a fiber-local storage slot with a callback. Windows calls it, on the exiting
 // thread, for every thread whose slot holds a value, whoever created the thread, and without
 // the loader lock (a TLS callback or DllMain runs under it, where our teardown's spin locks
@@ -335,7 +345,7 @@ void WINAPI run_thread_exit(void* value) {
 
 bool thread_exit_key_create(void (*on_thread_exit)(void*)) {
   g_on_thread_exit = on_thread_exit;
-  g_exit_slot = FlsAlloc(run_thread_exit);
+  g_exit_slot = FlsAlloc(on_thread_exit != nullptr ? run_thread_exit : nullptr);
   return g_exit_slot != FLS_OUT_OF_INDEXES;
 }
 

@@ -1,5 +1,6 @@
-// Stack capture by walking frame pointers. No backtrace(): glibc's loads libgcc_s (and calls
-// malloc) on first use. Every frame read is bounds-checked against the mapping that holds the
+// Stack capture by the OS's unwinder where the platform has one that is safe here (Windows),
+// else by walking frame pointers. No backtrace(): glibc's loads libgcc_s (and calls malloc) on
+// first use. Every frame read is bounds-checked against the mapping that holds the
 // current stack, so a frame pointer clobbered by code built without frame pointers ends the
 // walk instead of faulting (the stack's bounds come from the platform layer; the walk itself
 // depends on the CPU's frame layout, not on the OS). The allocator's own frames are skipped: all of
@@ -28,7 +29,24 @@ inline bool in_allocator(uintptr_t pc) {
 
 }  // namespace
 
+// Room for the allocator's own frames above the max_depth frames kept.
+constexpr uint32_t kUnwindMax = HS_PROF_MAX_STACK_DEPTH + 32;
+
 HS_TEXT HS_NOINLINE uint32_t capture_stack(uintptr_t* pcs, uint32_t max_depth) {
+  // The OS's unwinder where it has a safe one (Windows): it needs no frame pointers.
+  uintptr_t unwound[kUnwindMax];
+  uint32_t count = os::unwind_stack(unwound, kUnwindMax);
+  if (count != 0) {
+    uint32_t first = 0;
+    while (first < count && in_allocator(unwound[first])) ++first;
+    uint32_t depth = 0;
+    // A zero ends the stack (Wine's unwinder reports words past the thread's first frame).
+    while (first + depth < count && depth < max_depth && unwound[first + depth] != 0) {
+      pcs[depth] = unwound[first + depth];
+      ++depth;
+    }
+    return depth;
+  }
   auto* fp = static_cast<uintptr_t*>(__builtin_frame_address(0));
   uintptr_t low = reinterpret_cast<uintptr_t>(fp);
   if (t_stack_end == 0) t_stack_end = os::mapping_end(low);

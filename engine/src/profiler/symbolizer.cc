@@ -3,6 +3,7 @@
 #include "core/common.h"
 #include "platform/platform.h"
 #include "profiler/elf_format.h"
+#include "profiler/pe_format.h"
 #include "support/format.h"
 
 #if HS_PROFILER
@@ -95,6 +96,49 @@ bool build_id_matches(const uint8_t* file, size_t file_size, const char* expecte
   return false;  // the module has a build ID and this file has none: not the same file
 }
 
+// ---- PE/COFF (Windows images built by MinGW) --------------------------------------------------
+
+// Whether the image's CodeView record (GUID and age, what modules_windows.cc reports) is
+// `expected_hex`; an image without one matches only "".
+bool pe_build_id_matches(const uint8_t* file, size_t file_size, const pe::Image& image,
+                         const char* expected_hex) {
+  if (expected_hex[0] == '\0') return true;
+  if (pe::kOptionalDataDirectories + (pe::kDebugDirectoryIndex + 1) * 8 > image.optional_size) {
+    return false;
+  }
+  const uint8_t* directory =
+      image.optional + pe::kOptionalDataDirectories + pe::kDebugDirectoryIndex * 8;
+  uint32_t rva = pe::field<uint32_t>(directory);
+  uint32_t size = pe::field<uint32_t>(directory + 4);
+  // The directory's RVA to a file offset, through the section that holds it.
+  uint64_t offset = 0;
+  bool found = false;
+  for (uint16_t i = 0; i < image.section_count && !found; ++i) {
+    const uint8_t* section = image.sections + i * pe::kSectionHeaderSize;
+    uint32_t start = pe::field<uint32_t>(section + 12);
+    uint32_t raw_size = pe::field<uint32_t>(section + 16);
+    if (rva >= start && rva - start < raw_size) {
+      offset = pe::field<uint32_t>(section + 20) + uint64_t{rva - start};
+      found = true;
+    }
+  }
+  if (!found || !in_file(file_size, offset, size)) return false;
+  for (uint32_t i = 0; i < size / pe::kDebugEntrySize; ++i) {
+    const uint8_t* entry = file + offset + i * pe::kDebugEntrySize;
+    if (pe::field<uint32_t>(entry + 12) != pe::kDebugTypeCodeView) continue;
+    uint32_t data_size = pe::field<uint32_t>(entry + 16);
+    uint32_t data_offset = pe::field<uint32_t>(entry + 24);
+    if (data_size < 24 || !in_file(file_size, data_offset, 24)) continue;
+    const uint8_t* record = file + data_offset;
+    if (pe::field<uint32_t>(record) != pe::kCodeViewRsds) continue;
+    char actual[41];
+    size_t n = fmt::hex_bytes(record + 4, 16, actual);
+    fmt::hex_bytes(record + 20, 4, actual + n);
+    return strcmp(actual, expected_hex) == 0;
+  }
+  return false;
+}
+
 }  // namespace
 
 Symbolizer::~Symbolizer() {
@@ -168,6 +212,71 @@ bool Symbolizer::add_function_symbols(const uint8_t* file, size_t file_size,
   return false;
 }
 
+// Appends the function symbols of the image's COFF symbol table (MinGW's linker keeps it unless
+// the image is stripped): external, static and weak symbols of type "function" in a section,
+// at their link-time address (image base + section RVA + value). COFF gives no sizes: each runs
+// to the end of its section here, and load() cuts it at the next symbol.
+bool Symbolizer::add_coff_function_symbols(const uint8_t* file, size_t file_size) {
+  pe::Image image;
+  if (!pe::parse_image(file, file_size, &image)) return false;
+  uint32_t table_offset = pe::field<uint32_t>(image.file_header + 8);
+  uint32_t count = pe::field<uint32_t>(image.file_header + 12);
+  if (table_offset == 0 || !in_file(file_size, table_offset, uint64_t{count} * pe::kSymbolSize)) {
+    return false;
+  }
+  // The string table follows the symbols; its first word is its size, that word included.
+  uint64_t strings_offset = table_offset + uint64_t{count} * pe::kSymbolSize;
+  uint32_t strings_size = 0;
+  if (in_file(file_size, strings_offset, 4))
+    strings_size = pe::field<uint32_t>(file + strings_offset);
+  if (!in_file(file_size, strings_offset, strings_size)) strings_size = 0;
+  const auto* strings = reinterpret_cast<const char*>(file + strings_offset);
+  size_t added = 0;
+  for (uint32_t i = 0; i < count; ++i) {
+    const uint8_t* sym = file + table_offset + uint64_t{i} * pe::kSymbolSize;
+    uint8_t storage = sym[16];
+    int16_t section = pe::field<int16_t>(sym + 12);
+    uint16_t type = pe::field<uint16_t>(sym + 14);
+    uint32_t value = pe::field<uint32_t>(sym + 8);
+    i += sym[17];  // auxiliary records follow their symbol
+    if (type != pe::kTypeFunction || section <= 0 || section > image.section_count) continue;
+    uint32_t preference;
+    if (storage == pe::kClassExternal) {
+      preference = 2;
+    } else if (storage == pe::kClassWeakExternal) {
+      preference = 1;
+    } else if (storage == pe::kClassStatic) {
+      preference = 0;
+    } else {
+      continue;
+    }
+    const char* name;
+    if (pe::field<uint32_t>(sym) == 0) {  // long name: an offset into the string table
+      uint32_t at = pe::field<uint32_t>(sym + 4);
+      if (at < 4 || at >= strings_size ||
+          memchr(strings + at, '\0', strings_size - at) == nullptr) {
+        continue;
+      }
+      name = strings + at;
+    } else {
+      // A short name fills 8 bytes and is NUL-terminated only when shorter: one of exactly 8
+      // characters cannot be handed out as a C string from the mapped file, so it stays unnamed.
+      if (memchr(sym, '\0', 8) == nullptr) continue;
+      name = reinterpret_cast<const char*>(sym);
+    }
+    if (name[0] == '\0') continue;
+    const uint8_t* header = image.sections + (section - 1) * pe::kSectionHeaderSize;
+    uint64_t section_start = image.image_base + pe::field<uint32_t>(header + 12);
+    uint64_t section_end = section_start + pe::field<uint32_t>(header + 8);
+    uint64_t address = section_start + value;
+    if (address >= section_end) continue;
+    Symbol symbol{address, section_end - address, name, preference};
+    if (!symbols_.append(&symbol, sizeof symbol)) return false;
+    ++added;
+  }
+  return added > 0;
+}
+
 void Symbolizer::load(ModuleSymbols& state, const char* path, const char* build_id) {
   state.state = ModuleSymbols::kUnavailable;
   size_t file_size = 0;
@@ -177,16 +286,24 @@ void Symbolizer::load(ModuleSymbols& state, const char* path, const char* build_
   state.file_size = file_size;
 
   const auto* bytes = static_cast<const uint8_t*>(file);
-  if (memcmp(bytes, elf::kMagic, sizeof elf::kMagic) != 0 ||
-      bytes[elf::kClassIndex] != elf::kClass64 ||
-      !build_id_matches(bytes, state.file_size, build_id)) {
-    return;
-  }
   size_t first = symbol_count();
-  bool have_symbols = add_function_symbols(bytes, state.file_size, elf::kSectionSymbolTable);
-  if (!have_symbols) {  // stripped: the dynamic symbols still name the exported functions
-    truncate_symbols(first);
-    have_symbols = add_function_symbols(bytes, state.file_size, elf::kSectionDynamicSymbols);
+  bool have_symbols = false;
+  pe::Image image;
+  const bool is_pe = pe::parse_image(bytes, state.file_size, &image);
+  if (is_pe) {
+    if (!pe_build_id_matches(bytes, state.file_size, image, build_id)) return;
+    have_symbols = add_coff_function_symbols(bytes, state.file_size);
+  } else {
+    if (memcmp(bytes, elf::kMagic, sizeof elf::kMagic) != 0 ||
+        bytes[elf::kClassIndex] != elf::kClass64 ||
+        !build_id_matches(bytes, state.file_size, build_id)) {
+      return;
+    }
+    have_symbols = add_function_symbols(bytes, state.file_size, elf::kSectionSymbolTable);
+    if (!have_symbols) {  // stripped: the dynamic symbols still name the exported functions
+      truncate_symbols(first);
+      have_symbols = add_function_symbols(bytes, state.file_size, elf::kSectionDynamicSymbols);
+    }
   }
   if (!have_symbols) {
     truncate_symbols(first);
@@ -199,6 +316,16 @@ void Symbolizer::load(ModuleSymbols& state, const char* path, const char* build_
     if (a.preference != b.preference) return a.preference < b.preference;
     return a.size < b.size;
   });
+  if (is_pe) {
+    // A COFF symbol ends where the next one at a higher address starts (or at its section's end).
+    for (Symbol* symbol = begin; symbol != end; ++symbol) {
+      const Symbol* next = symbol + 1;
+      while (next != end && next->value == symbol->value) ++next;
+      if (next != end && next->value - symbol->value < symbol->size) {
+        symbol->size = next->value - symbol->value;
+      }
+    }
+  }
   state.first = static_cast<uint32_t>(first);
   state.count = static_cast<uint32_t>(symbol_count() - first);
   state.state = ModuleSymbols::kLoaded;

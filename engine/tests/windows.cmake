@@ -67,3 +67,18 @@ set_tests_properties(engine.windows.profile_dump PROPERTIES LABELS "integration;
   TIMEOUT 120 FIXTURES_SETUP windows_profile)
 set_tests_properties(engine.windows.profile_read_by_pprof PROPERTIES
   LABELS "integration;profiler" TIMEOUT 120 FIXTURES_REQUIRED windows_profile SKIP_RETURN_CODE 77)
+
+# Overriding malloc/free/new by linking the static library (override/windows_static_test.cc);
+# the same source linked with the hs_* DLL only is the positive control and must fail.
+hs_engine_test(hs_windows_override_tests LIBRARY heapscope_static TIMEOUT 120 LABELS "unit;override"
+  SOURCES override/windows_static_test.cc)
+target_compile_options(hs_windows_override_tests PRIVATE -fno-builtin)
+add_executable(hs_windows_no_override_tests override/windows_static_test.cc)
+target_link_libraries(hs_windows_no_override_tests PRIVATE heapscope_api GTest::gtest
+  GTest::gtest_main heapscope_warnings)
+target_compile_options(hs_windows_no_override_tests PRIVATE -fno-builtin)
+target_include_directories(hs_windows_no_override_tests PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/../include)
+add_test(NAME engine.windows.override_control_fails
+  COMMAND hs_windows_no_override_tests --gtest_filter=WindowsOverride.MallocFree*)
+set_tests_properties(engine.windows.override_control_fails PROPERTIES LABELS "unit;override"
+  TIMEOUT 60 PASS_REGULAR_EXPRESSION "malloc is not the engine's")

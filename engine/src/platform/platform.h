@@ -107,7 +107,8 @@ inline constexpr unsigned kUserAddressBits = 48;
 // A per-thread identity that is unique among live threads and cheap to read.
 inline uintptr_t thread_id() { return reinterpret_cast<uintptr_t>(__builtin_thread_pointer()); }
 
-// Registers `on_thread_exit(value)` to run when a thread that called set_thread_value exits.
+// Registers `on_thread_exit(value)` to run when a thread that called set_thread_value exits
+// (nullptr: the key holds values and nothing runs at exit; a test-only setting, core/thread.cc).
 bool thread_exit_key_create(void (*on_thread_exit)(void*));
 void set_thread_value(void* value);
 

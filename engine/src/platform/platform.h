@@ -103,6 +103,19 @@ using ModuleSegmentFn = bool (*)(const ModuleSegment& segment, void* arg);
 // callbacks, so they must not load modules (or allocate).
 void for_each_module_segment(ModuleSegmentFn fn, void* arg);
 
+// How many low address bits the OS may use for mappings it places itself (no address hint):
+// the segment map covers that range (core/segment.h). Linux puts user mappings below 2^47 on
+// x86-64 (also with 5-level paging, which needs a hint above it) and below 2^48 on AArch64
+// (also with 52-bit virtual addresses, likewise); 39- and 42-bit AArch64 kernels fit inside.
+// 64-bit Windows (8.1 and later) gives user space 128 TiB, below 2^47, too.
+#if defined(__x86_64__)
+inline constexpr unsigned kUserAddressBits = 47;
+#elif defined(__aarch64__)
+inline constexpr unsigned kUserAddressBits = 48;
+#else
+#error "heapscope: unknown architecture: say how many address bits its user mappings use"
+#endif
+
 // A per-thread identity that is unique among live threads, never 0, and cheap to read.
 #if defined(_WIN32) && defined(__x86_64__)
 // The thread's TEB (NtTib.Self at gs:[0x30]): __builtin_thread_pointer has no Windows form.

@@ -59,6 +59,12 @@ HS_TEXT HS_NOINLINE uint32_t capture_stack(uintptr_t* pcs, uint32_t max_depth) {
     // A frame holds [saved frame pointer, return address]: both words must be in the stack.
     if (frame < low || frame > high - 2 * sizeof(uintptr_t) || (frame & 7) != 0) break;
     uintptr_t return_address = fp[1];
+#if defined(__aarch64__)
+    // AArch64 frame records are {x29, x30} pairs, the same layout. Code built with
+    // -mbranch-protection=pac-ret saves x30 signed: the signature sits in the bits above the
+    // virtual address, so keeping the user address bits yields the plain return address.
+    return_address &= (uintptr_t{1} << os::kUserAddressBits) - 1;
+#endif
     auto* next = reinterpret_cast<uintptr_t*>(fp[0]);
     if (return_address == 0) break;
     if (skipping && in_allocator(return_address)) {

@@ -126,7 +126,8 @@ TEST(Threads, ChurnOf184ThreadsReturnsToOneAndStaysFlat) {
   for (size_t r = 2; r < rounds; ++r) {
     EXPECT_LE(committed_after[r], committed_base + 16 * kMiB) << "round " << r;
     EXPECT_LE(segments_after[r], segments_base + 4) << "round " << r;
-    if (!hs_test::kSanitized) {
+    // The engine's own counters above hold everywhere; RSS only where it is the program's.
+    if (!hs_test::kSanitized && !hs_test::under_emulator()) {
       EXPECT_LE(rss_after[r], rss_base + 16 * kMiB)
           << "round " << r << ": RSS " << rss_after[r] << " vs " << rss_base << " (committed "
           << committed_after[r] << " vs " << committed_base << ")";

@@ -59,15 +59,23 @@ inline constexpr bool kUnoptimized = false;
 inline constexpr bool kUnoptimized = true;
 #endif
 
-// Iteration counts: n normally, n/8 (at least 1) under a sanitizer, n/4 in an unoptimized build;
-// HS_TEST_SCALE=k multiplies (the `slow` CTest entries run the stress suites with a larger
-// scale).
+// True when the test runs under a user-mode emulator (a cross build's CTest sets
+// HS_TEST_UNDER_EMULATOR=1, ci/cross-test.sh): /proc then reports the emulator's resident set
+// (its translated code and per-thread state included), not the program's.
+inline bool under_emulator() {
+  const char* value = std::getenv("HS_TEST_UNDER_EMULATOR");
+  return value != nullptr && value[0] == '1';
+}
+
+// Iteration counts: n normally, n/8 (at least 1) under a sanitizer, n/4 in an unoptimized build
+// or under an emulator (emulated threads run 10-30x slower); HS_TEST_SCALE=k multiplies (the
+// `slow` CTest entries run the stress suites with a larger scale).
 inline size_t scaled(size_t n) {
   size_t scale = 1;
   if (const char* s = std::getenv("HS_TEST_SCALE"); s != nullptr && std::atoi(s) > 0) {
     scale = static_cast<size_t>(std::atoi(s));
   }
-  size_t v = kSanitized ? n / 8 : kUnoptimized ? n / 4 : n;
+  size_t v = kSanitized ? n / 8 : (kUnoptimized || under_emulator()) ? n / 4 : n;
   return (v == 0 ? 1 : v) * scale;
 }
 

@@ -76,6 +76,7 @@ if [ "$arch" = windows ]; then
   # and one wineserver kept for the whole run (each test otherwise starts its own), stopped
   # at exit.
   export WINEPREFIX="$PWD/$build/wineprefix" WINEDEBUG=-all WINEDLLOVERRIDES=mscoree,mshtml=
+  mkdir -p "$WINEPREFIX"               # wineserver needs the folder; wineboot fills it
   wineserver -k 2>/dev/null || true  # a server left by an earlier run of this prefix
   wineserver -p                        # detaches; stays until killed
   trap 'wineserver -k 2>/dev/null || true' EXIT

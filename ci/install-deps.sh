@@ -18,6 +18,13 @@ packages=(
   cargo rustc librust-cc-dev lintian dpkg-dev debootstrap
   # man pages of the tools, generated from their --help at build time
   help2man
+  # the engine cross-built for 64-bit Arm Linux and tested under user-mode emulation
+  # (ci/cross-test.sh arm64; GoogleTest compiled from the googletest sources above)
+  g++-aarch64-linux-gnu qemu-user
+  # the engine cross-built for Windows with MinGW-w64 (POSIX threads flavour) and tested under
+  # Wine (ci/cross-test.sh windows; `wine` holds the wine, wineboot and wineserver commands, only
+  # recommended by wine64)
+  g++-mingw-w64-x86-64-posix wine wine64
 )
 
 missing=()

@@ -3,7 +3,9 @@
 # ASan/UBSan, TSan and Debug presets, runs clang-tidy on the changed files, and runs the default
 # (non-slow) Release suite plus the tests labelled for each of the other presets (Debug: the
 # engine's tests with its invariant checks compiled in, HS_DEBUG=2), the gates (ISA baseline,
-# memory) and the fuzz gate, each with its positive control.
+# memory) and the fuzz gate, each with its positive control, and the engine's tests cross-built
+# for arm64 and run under qemu (HEAPSCOPE_SKIP_ARM64=1 skips that stage) and for Windows with
+# MinGW-w64 and run under Wine (HEAPSCOPE_SKIP_WINDOWS=1 skips that one).
 # Usage: bash ci/test.sh [--release-only]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -38,6 +40,26 @@ for preset in "${presets[@]}"; do
     if ! ctest --preset gates; then status=1; fi
   fi
 done
+# The engine cross-built for 64-bit Arm Linux, its tests run under qemu-aarch64
+# (ci/cross-test.sh, engine/docs/platforms.md). HEAPSCOPE_SKIP_ARM64=1 skips it.
+if [ "${1:-}" != "--release-only" ]; then
+  if [ "${HEAPSCOPE_SKIP_ARM64:-0}" = 1 ]; then
+    echo "=== arm64: skipped (HEAPSCOPE_SKIP_ARM64=1) ==="
+  else
+    echo "=== arm64 ==="
+    if ! bash ci/cross-test.sh arm64; then status=1; fi
+  fi
+fi
+# The engine cross-built for Windows with MinGW-w64, its tests run under Wine in a prefix inside
+# the build folder (ci/cross-test.sh, engine/docs/platforms.md). HEAPSCOPE_SKIP_WINDOWS=1 skips it.
+if [ "${1:-}" != "--release-only" ]; then
+  if [ "${HEAPSCOPE_SKIP_WINDOWS:-0}" = 1 ]; then
+    echo "=== windows: skipped (HEAPSCOPE_SKIP_WINDOWS=1) ==="
+  else
+    echo "=== windows ==="
+    if ! bash ci/cross-test.sh windows; then status=1; fi
+  fi
+fi
 # The fuzz gate (clang-14 libFuzzer, ASan+UBSan): its planted use-after-free must be caught,
 # then every target runs briefly on its seed corpus. The 30-minute runs are a longer job:
 # HEAPSCOPE_FUZZ_SECONDS=1800 bash ci/fuzz-gate.sh (fuzz/README.md).

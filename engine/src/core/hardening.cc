@@ -9,6 +9,7 @@
 #include "core/options.h"
 #include "core/segment.h"
 #include "platform/platform.h"
+#include "platform/thread_local.h"
 
 namespace heapscope {
 
@@ -17,7 +18,7 @@ uintptr_t g_link_secret = 0;
 
 namespace {
 // The carving order's random stream, one per thread (pages are carved by their owner only).
-thread_local uint64_t t_carve_state = 0;
+HS_THREAD_LOCAL(uint64_t, t_carve_state, 0);
 
 // A guard is best effort: when the OS refuses (out of mapping slots), the block is still
 // served, only without the guard.

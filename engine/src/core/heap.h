@@ -10,6 +10,7 @@
 #include "core/size_class.h"
 #include "core/stats.h"
 #include "heapscope/profile.h"
+#include "platform/thread_local.h"
 
 namespace heapscope {
 
@@ -78,8 +79,8 @@ struct alignas(64) Heap {
 };
 
 extern Heap g_empty_heap;
-// __thread (not thread_local): constant-initialized, so no TLS wrapper call on the fast path.
-extern __thread Heap* tls_heap __attribute__((tls_model("initial-exec")));
+// Constant-initialized TLS (platform/thread_local.h), so no wrapper call on the fast path.
+HS_THREAD_LOCAL_EXTERN(Heap*, tls_heap);
 
 // ---- generic paths (malloc_generic.cc, free.cc) ---------------------------------------------
 // count_sample: false when the fast path already charged the sample countdown.

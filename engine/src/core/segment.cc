@@ -64,7 +64,13 @@ void segment_map_retag(bool tracked) {
 void segment_map_set(const Segment* segment, size_t mapped_size, bool present) {
   uintptr_t index = reinterpret_cast<uintptr_t>(segment) >> kSegmentShift;
   size_t count = (mapped_size + kSegmentMask) >> kSegmentShift;
-  if (index + count > kSegmentMapSize) return;  // beyond 47-bit user space: never ours
+  if (!segment_map_covers(reinterpret_cast<uintptr_t>(segment), count << kSegmentShift)) {
+    // Untracked, its blocks would be freed as foreign pointers: stop instead. Only an OS whose
+    // user address space outgrew os::kUserAddressBits gets here (a new architecture or paging).
+    if (present)
+      fatal("heapscope: the OS mapped memory beyond the segment map's address range", segment);
+    return;
+  }
   for (size_t i = count; i-- > 1;) {
     g_segment_map[index + i].store(present ? kMapHugeTail : kMapNone, std::memory_order_release);
   }

@@ -9,6 +9,7 @@
 #include "core/common.h"
 #include "core/page.h"
 #include "core/slice_map.h"
+#include "platform/platform.h"
 
 namespace heapscope {
 
@@ -38,8 +39,16 @@ static_assert(sizeof(Segment) + 4096 <= kSliceSize * kHeaderSlices);
 static_assert(offsetof(Segment, pages) + sizeof(Page) <= kHugeBlockOffset);
 
 // ---- segment map (segment.cc): O(1) "is this ours" for any pointer ---------------------------
-inline constexpr size_t kAddressBits = 47;
+// One byte per 32 MiB of the addresses the OS hands out (2^47 on x86-64: 4 MiB of zero pages,
+// 2^48 on AArch64: 8 MiB; only entries of mapped segments are ever touched). A mapping the OS
+// places beyond it is fatal (segment_map_set), never silently untracked.
+inline constexpr size_t kAddressBits = os::kUserAddressBits;
 inline constexpr size_t kSegmentMapSize = size_t{1} << (kAddressBits - kSegmentShift);
+// True when [address, address + size) lies inside the map's range.
+constexpr bool segment_map_covers(uintptr_t address, size_t size) {
+  return address < (uintptr_t{1} << kAddressBits) &&
+         size <= (uintptr_t{1} << kAddressBits) - address;
+}
 // kMapSegment: a normal segment starts here (pointer -> page is arithmetic). kMapHuge: a huge
 // mapping starts here, kMapHugeTail: it continues; both resolve to the mapping's pages[0]
 // on the slow path, so a huge segment never initializes its other slice descriptors.

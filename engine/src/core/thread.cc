@@ -22,8 +22,8 @@ namespace heapscope {
 
 Page g_empty_page;
 constinit Heap g_empty_heap;
-__thread Heap* tls_heap __attribute__((tls_model("initial-exec"))) = &g_empty_heap;
-static __thread uint64_t t_creation_ordinal __attribute__((tls_model("initial-exec"))) = 0;
+HS_THREAD_LOCAL(Heap*, tls_heap, &g_empty_heap);
+static HS_THREAD_LOCAL(uint64_t, t_creation_ordinal, 0);
 
 void set_thread_creation_ordinal(uint64_t ordinal) { t_creation_ordinal = ordinal; }
 
@@ -122,7 +122,12 @@ void process_init() {
   }
   options_init();
   hardening_init();  // before the first block is carved: the free lists' links depend on it
-  os::thread_exit_key_create(thread_done);
+  // Test-only: HEAPSCOPE_TEST_NO_THREAD_EXIT_HOOK=1 creates the key without its callback, so an
+  // exited thread's heap is never torn down: the negative control of the thread-exit test
+  // (engine/docs/platforms.md). Read here, once, not as an option: nothing else may turn it off.
+  const char* no_hook = os::get_env("HEAPSCOPE_TEST_NO_THREAD_EXIT_HOOK");
+  const bool hook = no_hook == nullptr || no_hook[0] != '1';
+  os::thread_exit_key_create(hook ? thread_done : nullptr);
   os::at_fork(fork_prepare, fork_parent, fork_child);
   g_init_state.store(2, std::memory_order_release);
 #if HS_PROFILER

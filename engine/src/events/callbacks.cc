@@ -25,7 +25,7 @@ uint32_t g_phase = 0;
 std::atomic<uint64_t> g_in_flight[2];
 
 // The phase of the callback this thread is running, or -1.
-__thread int tls_call_phase __attribute__((tls_model("initial-exec"))) = -1;
+HS_THREAD_LOCAL(int, tls_call_phase, -1);
 
 }  // namespace
 

@@ -16,6 +16,7 @@
 #include <cstdint>
 
 #include "core/common.h"
+#include "platform/thread_local.h"
 
 #ifndef HS_MEMORY_EVENTS
 #define HS_MEMORY_EVENTS 0
@@ -30,7 +31,7 @@ struct Heap;
 extern uint8_t g_events_gate;
 // Greater than zero while this thread is inside tracked code (a tracked entry point's inner
 // call, a callback, a visitor): its allocator traffic is then neither counted nor dispatched.
-extern __thread uint32_t tls_events_depth __attribute__((tls_model("initial-exec")));
+HS_THREAD_LOCAL_EXTERN(uint32_t, tls_events_depth);
 
 HS_ALWAYS_INLINE bool events_gate_open() {
 #if defined(__SANITIZE_THREAD__)

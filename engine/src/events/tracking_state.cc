@@ -15,7 +15,7 @@ namespace heapscope {
 
 uint8_t g_events_gate = 0;
 std::atomic<uint32_t> g_events_sync{0};
-__thread uint32_t tls_events_depth __attribute__((tls_model("initial-exec"))) = 0;
+HS_THREAD_LOCAL(uint32_t, tls_events_depth, 0);
 
 void events_process_init() {
   const char* value = os::get_env("HEAPSCOPE_MEMORY_EVENTS");

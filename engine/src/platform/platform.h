@@ -1,6 +1,7 @@
 // The platform contract: every OS call the engine makes (the profiler's included) goes through
-// these functions, implemented once per OS in files named *_<os>.cc (platform_linux.cc and
-// modules_linux.cc today). None of them may allocate: they run inside malloc's callers.
+// these functions, implemented once per OS in files named *_<os>.cc (platform_linux.cc,
+// modules_linux.cc; platform_windows.cc, modules_windows.cc; the build picks one OS's files).
+// None of them may allocate: they run inside malloc's callers.
 // engine.platform_only_os_calls fails when a raw OS call appears outside this folder.
 #pragma once
 
@@ -66,6 +67,10 @@ int duplicate_fd(int fd);
 const char* get_env(const char* name);
 // This process's id (a forked child sees its own).
 long process_id();
+// A path that opens the running executable's own file even if it was replaced on disk since it
+// started (Linux: /proc/self/exe), or nullptr where the OS has none (Windows: the loader keeps
+// an image's file from being replaced while it runs, so its module path is right).
+const char* running_executable_file();
 // The real path of the running executable, NUL-terminated, into `out`; its length, or 0 when
 // unknown or longer than `capacity` - 1.
 size_t executable_path(char* out, size_t capacity);
@@ -74,6 +79,12 @@ size_t resident_bytes();
 // The end (one past the last byte) of the memory mapping that holds `address`, or 0 when
 // unknown. Used once per thread on its stack, to bound a frame-pointer walk.
 uintptr_t mapping_end(uintptr_t address);
+
+// The calling thread's return addresses from the OS's own unwinder, which needs no frame
+// pointers (unwind tables), innermost first, starting with unwind_stack's caller's caller;
+// how many were stored. 0 when the OS offers no unwinder that is safe inside malloc (Linux:
+// glibc's backtrace loads libgcc_s and allocates): the profiler then walks frame pointers.
+uint32_t unwind_stack(uintptr_t* pcs, uint32_t max_depth);
 
 // One executable segment of a module loaded in this process. Pointers are valid only during
 // the callback.
@@ -92,10 +103,34 @@ using ModuleSegmentFn = bool (*)(const ModuleSegment& segment, void* arg);
 // callbacks, so they must not load modules (or allocate).
 void for_each_module_segment(ModuleSegmentFn fn, void* arg);
 
-// A per-thread identity that is unique among live threads and cheap to read.
-inline uintptr_t thread_id() { return reinterpret_cast<uintptr_t>(__builtin_thread_pointer()); }
+// How many low address bits the OS may use for mappings it places itself (no address hint):
+// the segment map covers that range (core/segment.h). Linux puts user mappings below 2^47 on
+// x86-64 (also with 5-level paging, which needs a hint above it) and below 2^48 on AArch64
+// (also with 52-bit virtual addresses, likewise); 39- and 42-bit AArch64 kernels fit inside.
+// 64-bit Windows (8.1 and later) gives user space 128 TiB, below 2^47, too.
+#if defined(__x86_64__)
+inline constexpr unsigned kUserAddressBits = 47;
+#elif defined(__aarch64__)
+inline constexpr unsigned kUserAddressBits = 48;
+#else
+#error "heapscope: unknown architecture: say how many address bits its user mappings use"
+#endif
 
-// Registers `on_thread_exit(value)` to run when a thread that called set_thread_value exits.
+// A per-thread identity that is unique among live threads, never 0, and cheap to read.
+#if defined(_WIN32) && defined(__x86_64__)
+// The thread's TEB (NtTib.Self at gs:[0x30]): __builtin_thread_pointer has no Windows form.
+inline uintptr_t thread_id() {
+  uintptr_t teb;
+  __asm__("mov %%gs:0x30, %0" : "=r"(teb));
+  return teb;
+}
+#else
+inline uintptr_t thread_id() { return reinterpret_cast<uintptr_t>(__builtin_thread_pointer()); }
+#endif
+
+// Registers `on_thread_exit(value)` to run when a thread that called set_thread_value exits
+// (nullptr: the key holds values and nothing runs at exit; a test-only setting, core/thread.cc),
+// whoever created the thread. set_thread_value does nothing until a key was created.
 bool thread_exit_key_create(void (*on_thread_exit)(void*));
 void set_thread_value(void* value);
 

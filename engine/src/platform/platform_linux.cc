@@ -165,6 +165,8 @@ int open_exclusive(const char* path, bool* exists) {
 
 long process_id() { return static_cast<long>(getpid()); }
 
+const char* running_executable_file() { return "/proc/self/exe"; }
+
 size_t executable_path(char* out, size_t capacity) {
   if (capacity == 0) return 0;
   ssize_t n = readlink("/proc/self/exe", out, capacity - 1);
@@ -270,13 +272,19 @@ uintptr_t mapping_end(uintptr_t address) {
   return found;
 }
 
+uint32_t unwind_stack(uintptr_t*, uint32_t) { return 0; }
+
 static pthread_key_t g_exit_key;
+static bool g_exit_key_created = false;  // without it, key 0 may be another library's key
 
 bool thread_exit_key_create(void (*on_thread_exit)(void*)) {
-  return pthread_key_create(&g_exit_key, on_thread_exit) == 0;
+  g_exit_key_created = pthread_key_create(&g_exit_key, on_thread_exit) == 0;
+  return g_exit_key_created;
 }
 
-void set_thread_value(void* value) { pthread_setspecific(g_exit_key, value); }
+void set_thread_value(void* value) {
+  if (g_exit_key_created) pthread_setspecific(g_exit_key, value);
+}
 
 void at_fork(void (*prepare)(), void (*parent)(), void (*child)()) {
   pthread_atfork(prepare, parent, child);

@@ -23,6 +23,7 @@
 #include "core/alloc_inline.h"
 #include "heapscope/profile.h"
 #include "internal.h"
+#include "platform/thread_local.h"
 
 namespace heapscope::prof {
 
@@ -31,10 +32,10 @@ namespace heapscope::prof {
 // frees of sampled blocks and by the API; a visitor callback runs with it held, so the free
 // hook knows (t_lock_held) not to take it again.
 extern std::atomic<uint32_t> g_lock;
-extern __thread uint32_t t_lock_held __attribute__((tls_model("initial-exec")));
+HS_THREAD_LOCAL_EXTERN(uint32_t, t_lock_held);
 // Nonzero while this thread runs profiler code that may allocate (visitors, the demangler):
 // such allocations are never sampled and the API fails fast.
-extern __thread uint32_t t_suppress __attribute__((tls_model("initial-exec")));
+HS_THREAD_LOCAL_EXTERN(uint32_t, t_suppress);
 
 class LockGuard {
  public:

@@ -253,8 +253,10 @@ class ProtoBuilder {
       Location location = items<Location>(locations_)[i];
       if (location.mapping_id == 0) continue;
       Mapping& mapping = items<Mapping>(mappings_)[location.mapping_id - 1];
-      // The running executable through /proc/self/exe: right even if its file was replaced.
-      const char* file = mapping.is_main ? "/proc/self/exe" : strings_.at(mapping.filename);
+      // The running executable through the OS's own name for it (/proc/self/exe): right even if
+      // its file was replaced.
+      const char* self = mapping.is_main ? os::running_executable_file() : nullptr;
+      const char* file = self != nullptr ? self : strings_.at(mapping.filename);
       FoundSymbol symbol;
       if (!symbolizer_.find(location.mapping_id - 1, file, strings_.at(mapping.build_id),
                             location.pc - 1 - mapping.load_bias, &symbol)) {

@@ -6,8 +6,8 @@
 namespace heapscope::prof {
 
 std::atomic<uint32_t> g_lock{0};
-__thread uint32_t t_lock_held __attribute__((tls_model("initial-exec"))) = 0;
-__thread uint32_t t_suppress __attribute__((tls_model("initial-exec"))) = 0;
+HS_THREAD_LOCAL(uint32_t, t_lock_held, 0);
+HS_THREAD_LOCAL(uint32_t, t_suppress, 0);
 Session g_session;
 ProfMemory g_memory;
 ProfMemory g_bitmap_memory;

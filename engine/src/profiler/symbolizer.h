@@ -1,7 +1,8 @@
-// Function names for profile locations, read at dump time from the modules' own ELF symbol
-// tables (.symtab, else .dynsym), so a profile names C++ functions even where the reader
-// cannot (go tool pprof neither demangles nor names out-of-line member functions).
-// One Symbolizer lives for one dump: files stay mapped and sorted tables cached until then.
+// Function names for profile locations, read at dump time from the modules' own symbol tables
+// (ELF: .symtab, else .dynsym; PE: the COFF symbol table of a MinGW image), so a profile names C++
+// functions even where the reader cannot (go tool pprof neither demangles nor names out-of-line
+// member functions). One Symbolizer lives for one dump: files stay mapped and sorted tables cached
+// until then.
 #pragma once
 
 #include <stddef.h>
@@ -41,6 +42,7 @@ class Symbolizer {
   void load(ModuleSymbols& state, const char* path, const char* build_id);
   void truncate_symbols(size_t count);
   bool add_function_symbols(const uint8_t* file, size_t file_size, uint32_t section_type);
+  bool add_coff_function_symbols(const uint8_t* file, size_t file_size);
 
   OsBuffer modules_;  // ModuleSymbols per module
   OsBuffer symbols_;  // the loaded modules' sorted Symbol arrays, back to back

@@ -1,6 +1,8 @@
 // The gperftools heap_v2 text format: what the perl google-pprof and
 // go tool pprof both read. Counts are raw sampled counts and addresses raw return addresses;
 // the readers unsample (from the header's heap_v2/<interval>) and subtract 1 themselves.
+#include <inttypes.h>
+
 #include "core/common.h"
 
 #if HS_PROFILER
@@ -94,9 +96,11 @@ bool append_stats_block(const ProfileData& profile, OsBuffer& out) {
 
 bool append_mapped_library(const ModuleSegment& segment, void* arg) {
   auto* out = static_cast<OsBuffer*>(arg);
-  return out->appendf("%lx-%lx r-xp %08lx 00:00 0 %s\n", static_cast<unsigned long>(segment.start),
-                      static_cast<unsigned long>(segment.start + segment.size),
-                      static_cast<unsigned long>(segment.file_offset), segment.path);
+  // PRIx64, not %lx: long is 32 bits on Windows (LLP64), where images load above 4 GiB.
+  return out->appendf("%" PRIx64 "-%" PRIx64 " r-xp %08" PRIx64 " 00:00 0 %s\n",
+                      static_cast<uint64_t>(segment.start),
+                      static_cast<uint64_t>(segment.start + segment.size),
+                      static_cast<uint64_t>(segment.file_offset), segment.path);
 }
 
 }  // namespace

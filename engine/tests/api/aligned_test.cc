@@ -2,7 +2,6 @@
 // hs_realloc_aligned, hs_posix_memalign, hs_aligned_alloc, hs_memalign, hs_valloc, hs_pvalloc.
 #include <gtest/gtest.h>
 #include <heapscope/heapscope.h>
-#include <unistd.h>
 
 #include <cerrno>
 #include <vector>
@@ -21,7 +20,7 @@ using hs_test::opaque;
 constexpr size_t kSizes[] = {0,    1,    8,    15,   16,    17,           100,
                              1000, 4095, 4096, 4097, 70000, 1 * kMiB + 1, 5 * kMiB};
 
-size_t page_size() { return static_cast<size_t>(sysconf(_SC_PAGESIZE)); }
+size_t page_size() { return hs_test::page_size(); }
 
 TEST(Aligned, EveryPowerOfTwoUpTo1MiB) {
   for (size_t align = 1; align <= 1 * kMiB; align *= 2) {

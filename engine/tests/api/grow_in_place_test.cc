@@ -238,8 +238,13 @@ TEST(HugeRealloc, GrowthRemapsAndKeepsEveryByte) {
     ++steps;
   }
   const hs_stats_t grown = stats_now();
-  // Positive control for "did not copy": every step was served by a remap.
+  // Positive control for "did not copy": every step was served by a remap. Windows cannot move
+  // pages to another range (no mremap; engine/docs/platforms.md): there every step copies.
+#if defined(_WIN32)
+  EXPECT_EQ(grown.huge_remaps - before.huge_remaps, 0u);
+#else
   EXPECT_EQ(grown.huge_remaps - before.huge_remaps, static_cast<uint64_t>(steps));
+#endif
   // Accounted as a moving realloc: one free and one allocation per step.
   EXPECT_EQ(grown.alloc_count - before.alloc_count, static_cast<uint64_t>(steps) + 1);
   EXPECT_EQ(grown.free_count - before.free_count, static_cast<uint64_t>(steps));

@@ -251,7 +251,12 @@ TEST(MemoryEventsRows, ForeignPointerFreeProducesNothing) {
 // A detected double free produces no event: the second free is not a tracked block, so it
 // reaches the allocator's check (which aborts) with nothing dispatched in between.
 void print_free(const hs_memory_change_t* change, void*) {
-  if (change->kind == HS_MEMORY_FREE) fputs("FREE-EVENT\n", stderr);
+  // Flushed: the engine's report is written to the descriptor directly, and MinGW's C runtime
+  // buffers stderr when it is not a console, which would put this line after the report.
+  if (change->kind == HS_MEMORY_FREE) {
+    fputs("FREE-EVENT\n", stderr);
+    fflush(stderr);
+  }
 }
 TEST(MemoryEventsRowsDeathTest, DetectedDoubleFreeProducesNothing) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");

@@ -107,4 +107,41 @@ TEST_F(EndToEnd, SymbolizedProtoWithoutBinary) {
   EXPECT_NE(top.output.find("EndToEnd::SetUpTestSuite()"), std::string::npos) << top.output;
 }
 
+// The stack walk itself, without a reader: every sample of the chain's blocks holds, innermost
+// first, a return address inside level_two, then one inside level_one, then more (this test's
+// and its callers'). A walk that misreads the CPU's frame records (the AArch64 {x29, x30} pairs,
+// x86-64's {rbp, return address}) fails here on either architecture, go installed or not.
+bool within(const void* pc, const void* function, size_t bytes = 512) {
+  auto at = reinterpret_cast<uintptr_t>(pc);
+  auto start = reinterpret_cast<uintptr_t>(function);
+  return at > start && at - start < bytes;
+}
+
+struct ChainFrames {
+  uint64_t stacks = 0;
+  uint64_t chain_stacks = 0;
+};
+
+TEST(StackWalk, SamplesHoldTheChainsReturnAddressesInnermostFirst) {
+  ASSERT_TRUE(hs_prof_start_seeded(1, kSeed));  // every allocation sampled
+  std::vector<void*> blocks(64);
+  level_one(blocks.data(), blocks.size(), 256);
+  ChainFrames frames;
+  ASSERT_TRUE(hs_prof_visit(
+      [](const hs_prof_sample_info_t* info, void* arg) {
+        auto* f = static_cast<ChainFrames*>(arg);
+        ++f->stacks;
+        if (info->depth >= 3 && within(info->stack[0], reinterpret_cast<const void*>(&level_two)) &&
+            within(info->stack[1], reinterpret_cast<const void*>(&level_one))) {
+          ++f->chain_stacks;
+        }
+        return true;
+      },
+      &frames));
+  for (void* p : blocks) hs_free(p);
+  hs_prof_stop();
+  EXPECT_GE(frames.chain_stacks, 1u) << frames.stacks << " stacks, none starting with "
+                                     << "level_two <- level_one";
+}
+
 }  // namespace

@@ -3,9 +3,11 @@
 // frees and content checks before every free, and fork() while other threads allocate.
 #include <gtest/gtest.h>
 #include <heapscope/heapscope.h>
+#if !defined(_WIN32)  // fork and its waiting: Windows has no fork (engine/docs/platforms.md)
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#endif
 
 #include <algorithm>
 #include <array>
@@ -124,7 +126,8 @@ TEST(Threads, ChurnOf184ThreadsReturnsToOneAndStaysFlat) {
   for (size_t r = 2; r < rounds; ++r) {
     EXPECT_LE(committed_after[r], committed_base + 16 * kMiB) << "round " << r;
     EXPECT_LE(segments_after[r], segments_base + 4) << "round " << r;
-    if (!hs_test::kSanitized) {
+    // The engine's own counters above hold everywhere; RSS only where it is the program's.
+    if (!hs_test::kSanitized && !hs_test::under_emulator()) {
       EXPECT_LE(rss_after[r], rss_base + 16 * kMiB)
           << "round " << r << ": RSS " << rss_after[r] << " vs " << rss_base << " (committed "
           << committed_after[r] << " vs " << committed_base << ")";
@@ -288,6 +291,7 @@ TEST(Threads, FreesIntoExitedThreadsSegmentsRaceWithReclaim) {
 }
 
 // ---- fork ---------------------------------------------------------------------------------------
+#if !defined(_WIN32)
 
 // The child's work; returns 0 or the number of the check that failed.
 int child_work(const Block& inherited) {
@@ -402,5 +406,6 @@ TEST(Fork, ChildAllocatesWhileParentThreadsHoldMemory) {
   guard.reset();
   EXPECT_EQ(bad.load(), 0u);
 }
+#endif
 
 }  // namespace

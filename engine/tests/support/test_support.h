@@ -3,7 +3,16 @@
 #pragma once
 
 #include <heapscope/heapscope.h>
+
+#if defined(_WIN32)
+// The tests' one Windows call (rss_bytes); the engine's own OS calls are in src/platform/.
+#define WIN32_LEAN_AND_MEAN
+#include <windows.h>
+// windows.h first: psapi.h uses its types.
+#include <psapi.h>
+#else
 #include <unistd.h>
+#endif
 
 #include <cstddef>
 #include <cstdint>
@@ -50,15 +59,23 @@ inline constexpr bool kUnoptimized = false;
 inline constexpr bool kUnoptimized = true;
 #endif
 
-// Iteration counts: n normally, n/8 (at least 1) under a sanitizer, n/4 in an unoptimized build;
-// HS_TEST_SCALE=k multiplies (the `slow` CTest entries run the stress suites with a larger
-// scale).
+// True when the test runs under a user-mode emulator (a cross build's CTest sets
+// HS_TEST_UNDER_EMULATOR=1, ci/cross-test.sh): /proc then reports the emulator's resident set
+// (its translated code and per-thread state included), not the program's.
+inline bool under_emulator() {
+  const char* value = std::getenv("HS_TEST_UNDER_EMULATOR");
+  return value != nullptr && value[0] == '1';
+}
+
+// Iteration counts: n normally, n/8 (at least 1) under a sanitizer, n/4 in an unoptimized build
+// or under an emulator (emulated threads run 10-30x slower); HS_TEST_SCALE=k multiplies (the
+// `slow` CTest entries run the stress suites with a larger scale).
 inline size_t scaled(size_t n) {
   size_t scale = 1;
   if (const char* s = std::getenv("HS_TEST_SCALE"); s != nullptr && std::atoi(s) > 0) {
     scale = static_cast<size_t>(std::atoi(s));
   }
-  size_t v = kSanitized ? n / 8 : kUnoptimized ? n / 4 : n;
+  size_t v = kSanitized ? n / 8 : (kUnoptimized || under_emulator()) ? n / 4 : n;
   return (v == 0 ? 1 : v) * scale;
 }
 
@@ -117,13 +134,30 @@ inline size_t first_nonzero(const void* p, size_t from, size_t to) {
   return SIZE_MAX;
 }
 
-// Resident set size of this process in bytes, from /proc/self/statm.
+// Resident set size of this process in bytes, from /proc/self/statm (on Windows: the working set).
 inline size_t rss_bytes() {
+#if defined(_WIN32)
+  PROCESS_MEMORY_COUNTERS counters;
+  if (!K32GetProcessMemoryInfo(GetCurrentProcess(), &counters, sizeof counters)) return 0;
+  return counters.WorkingSetSize;
+#else
   std::ifstream statm("/proc/self/statm");
   size_t total_pages = 0;
   size_t resident_pages = 0;
   statm >> total_pages >> resident_pages;
   return resident_pages * static_cast<size_t>(sysconf(_SC_PAGESIZE));
+#endif
+}
+
+// The OS page size.
+inline size_t page_size() {
+#if defined(_WIN32)
+  SYSTEM_INFO info;
+  GetSystemInfo(&info);
+  return info.dwPageSize;
+#else
+  return static_cast<size_t>(sysconf(_SC_PAGESIZE));
+#endif
 }
 
 // The main thread gets its default heap before any test runs, so per-test counts of heaps and

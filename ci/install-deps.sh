@@ -18,6 +18,8 @@ packages=(
   cargo rustc librust-cc-dev lintian dpkg-dev debootstrap
   # man pages of the tools, generated from their --help at build time
   help2man
+  # the programs of `hsbench suite debian` (harness/suites/debian/)
+  lua5.4 z3 ghostscript sqlite3 rocksdb-tools redis-server redis-tools
 )
 
 missing=()

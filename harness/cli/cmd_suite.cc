@@ -14,7 +14,6 @@
 #include "harness/campaign/output_lock.h"
 #include "harness/campaign/raw_run_header.h"
 #include "harness/cli/commands.h"
-#include "harness/registry/host_info.h"
 #include "harness/report/suite_report.h"
 #include "harness/suite/suite_campaign.h"
 
@@ -59,10 +58,7 @@ int run_suite_command(SuiteCliOptions& o) {
       raw = load_raw_run(out);
       if (!is_suite_run(raw)) throw RawRunError(out + " is not a suite run");
       c = resume_suite(raw, o.suite.user_allocators);
-      const std::string host = host_info().value("hostname", "");
-      bool known_host = false;
-      for (const Json& h : raw["hosts"]) known_host |= h.value("hostname", "") == host;
-      if (!known_host) raw["hosts"].push_back(host_info());
+      add_this_host(raw);
     } catch (const RawRunError& e) {
       throw Failure(std::string("cannot resume: ") + e.what() + " (file left unchanged)");
     }
@@ -92,7 +88,7 @@ int run_suite_command(SuiteCliOptions& o) {
     }
     throw Failure("no case of the suite could be measured (recorded in " + out + ")");
   }
-  const SuiteExecResult r = run_suite(c, raw, writer);
+  const ExecuteResult r = run_suite(c, raw, writer);
   std::cerr << "hsbench suite: " << r.ran << " samples run, " << r.failed << " failed; recorded in "
             << out << "\n";
   if (r.interrupted) {

@@ -406,9 +406,9 @@ SuiteCampaign resume_suite(const Json& raw, const std::vector<std::string>& user
   return c;
 }
 
-SuiteExecResult run_suite(const SuiteCampaign& c, Json& raw, RawRunWriter& writer) {
+ExecuteResult run_suite(const SuiteCampaign& c, Json& raw, RawRunWriter& writer) {
   const InterruptGuard guard(on_signal);
-  SuiteExecResult result;
+  ExecuteResult result;
   if (raw["orders"].empty()) {
     for (const SuiteCaseState& s : c.cases) {
       if (s.status != "ok") continue;

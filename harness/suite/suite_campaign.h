@@ -98,13 +98,7 @@ CaseRunRequest case_request(const SuiteCampaign& c, const SuiteCaseState& s,
 std::vector<std::string> case_allocator_env(const SuiteCampaign& c, const SuiteCaseState& s,
                                             const std::string& id);
 
-struct SuiteExecResult {
-  std::size_t ran = 0;
-  std::size_t failed = 0;
-  bool interrupted = false;
-};
-
 // Warmups (new runs only), orders, then every sample the raw run lacks; saves through `writer`.
-SuiteExecResult run_suite(const SuiteCampaign& c, Json& raw, RawRunWriter& writer);
+ExecuteResult run_suite(const SuiteCampaign& c, Json& raw, RawRunWriter& writer);
 
 }  // namespace heapscope::harness

@@ -1,4 +1,3 @@
-#!/usr/bin/python3
 """Writes the g++ case's translation unit: many generated functions and class templates.
 
 Usage: gen_cxx.py SEED FUNCTIONS. Each function instantiates a few templates over generated

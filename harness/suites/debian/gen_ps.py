@@ -1,4 +1,3 @@
-#!/usr/bin/python3
 """Writes the ghostscript case's document: a PostScript file of generated pages.
 
 Usage: gen_ps.py SEED PAGES. Each page has random filled and stroked Bezier paths, clipped

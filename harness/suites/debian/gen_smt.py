@@ -1,4 +1,3 @@
-#!/usr/bin/python3
 """Writes the z3 case's problem: SMT-LIB 2 integer queries, each with a planted solution.
 
 Usage: gen_smt.py SEED QUERIES. Each query is pushed, checked and popped: a dozen bounded

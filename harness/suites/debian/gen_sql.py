@@ -1,4 +1,3 @@
-#!/usr/bin/python3
 """Writes the sqlite case's workload, or (with --expected) the output it must print.
 
 Usage: gen_sql.py SEED ROWS [--expected]. The workload creates two tables, inserts ROWS rows of

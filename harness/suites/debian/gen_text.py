@@ -1,4 +1,3 @@
-#!/usr/bin/python3
 """Writes a text corpus of pseudo-words (the lua and python cases' input) from a seed.
 
 Usage: gen_text.py SEED LINES. Same seed and line count, same bytes (Python's random.Random is

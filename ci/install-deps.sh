@@ -25,6 +25,8 @@ packages=(
   # Wine (ci/cross-test.sh windows; `wine` holds the wine, wineboot and wineserver commands, only
   # recommended by wine64)
   g++-mingw-w64-x86-64-posix wine wine64
+  # the programs of `hsbench suite debian` (harness/suites/debian/)
+  lua5.4 z3 ghostscript sqlite3 rocksdb-tools redis-server redis-tools
 )
 
 missing=()

@@ -99,6 +99,9 @@ install(TARGETS hsbench hs-workload hs-probe RUNTIME DESTINATION ${CMAKE_INSTALL
   COMPONENT tools)
 install(TARGETS hs_app_probe_shim LIBRARY DESTINATION ${CMAKE_INSTALL_LIBEXECDIR}/heapscope
   COMPONENT tools NAMELINK_SKIP)
+# The built-in suites of `hsbench suite` (suite files and their input generators).
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/harness/suites/ DESTINATION
+  ${CMAKE_INSTALL_DATADIR}/heapscope/suites COMPONENT tools)
 
 # Man pages generated from the tools' --help at build time (help2man); hsbench's page holds
 # every subcommand's help (--help-all). gzip -9n: reproducible, as Debian requires.

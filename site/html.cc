@@ -21,8 +21,9 @@ std::string anchor(const std::string& text) {
 
 std::string html_page(const std::string& title, const std::string& file, const std::string& body) {
   static const std::pair<const char*, const char*> kNav[] = {
-      {kIndexPage, "Overview"},  {kScalingPage, "Thread scaling"}, {kMemoryPage, "Memory"},
-      {kLatencyPage, "Latency"}, {kProvenancePage, "Provenance"},  {kReproducePage, "Reproduce"}};
+      {kIndexPage, "Overview"},     {kSuitePage, "Suites"},    {kScalingPage, "Thread scaling"},
+      {kMemoryPage, "Memory"},      {kLatencyPage, "Latency"}, {kProvenancePage, "Provenance"},
+      {kReproducePage, "Reproduce"}};
   std::string nav;
   for (const auto& [href, label] : kNav) {
     nav += std::string("<a href=\"") + href + "\"" +

@@ -41,12 +41,14 @@ std::string memory_page(const SiteModel& model);
 std::string latency_page(const SiteModel& model);
 std::string provenance_page(const SiteModel& model);
 std::string reproduce_page(const SiteModel& model);
+std::string suite_page(const SiteModel& model);
 
 // Page file names, in navigation order.
 inline constexpr const char* kIndexPage = "index.html";
 inline constexpr const char* kScalingPage = "scaling.html";
 inline constexpr const char* kMemoryPage = "memory.html";
 inline constexpr const char* kLatencyPage = "latency.html";
+inline constexpr const char* kSuitePage = "suite.html";
 inline constexpr const char* kProvenancePage = "provenance.html";
 inline constexpr const char* kReproducePage = "reproduce.html";
 

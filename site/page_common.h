@@ -38,6 +38,11 @@ std::string effect_cell(const Json& effect);
 // A campaign run (ops/s summary) rather than an application run (wall-time summary).
 bool is_throughput_run(const Json& run);
 
+// A suite run (`hsbench suite`: its summary has a "suite" section), and its headline table
+// (page_suite.cc): the geometric mean per allocator with its CI.
+bool is_suite_run(const Json& run);
+std::string suite_geomean_table(const Json& run);
+
 // The heading of a run's section.
 std::string run_heading(const Json& run);
 // A run's section: its heading (anchored by the run id) and `content`.

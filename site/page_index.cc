@@ -335,8 +335,8 @@ std::string history_section(const SiteModel& model, const Json& run, const RunAl
 // median column and every *effect_vs_baseline field an effect column.
 std::string application_section(const Json& run) {
   const std::string id = anchor("app-" + run["run_id"].get<std::string>());
-  std::string out =
-      "<section aria-labelledby=\"" + id + "\"><h3 id=\"" + id + "\">Application</h3>\n";
+  std::string out = "<section aria-labelledby=\"" + id + "\"><h3 id=\"" + id + "\">" +
+                    (run["summary"].contains("suite") ? "Cases" : "Application") + "</h3>\n";
   const Json def = run.contains("application") ? run["application"] : Json::object();
   if (def.contains("argv") && def["argv"].is_array()) {
     std::string argv;
@@ -386,7 +386,10 @@ std::string application_section(const Json& run) {
       rows.push_back(r);
     }
   }
-  const std::string direction = summary.value("direction", "higher-is-better");
+  // A suite's cases each have their own direction (time or throughput): effects are oriented.
+  const std::string direction = summary.contains("suite")
+                                    ? "each case's own direction"
+                                    : summary.value("direction", "higher-is-better");
   out += html_table(header, rows,
                     "Medians per allocator and paired effects against " +
                         html_escape(run["baseline"].get<std::string>()) + " (" +
@@ -429,6 +432,17 @@ std::string not_collected_section(const Json& latest) {
 
 std::string index_page(const SiteModel& model) {
   std::string body = "<h1>Allocator benchmark results</h1>\n";
+  // Real programs first: a suite's geometric mean per allocator leads the page.
+  for (const Json& run : model.latest["runs"]) {
+    if (!is_suite_run(run)) continue;
+    const std::string name = run["summary"]["suite"].value("name", std::string("suite"));
+    const std::string id = anchor("suite-" + run["run_id"].get<std::string>());
+    body += "<section aria-labelledby=\"" + id + "\"><h2 id=\"" + id + "\">Suite " +
+            html_escape(name) + ": geometric mean over real programs</h2>\n" +
+            suite_geomean_table(run) + "<p>Cases, probe findings and per-case effects: <a href=\"" +
+            std::string(kSuitePage) + "#" + anchor(run["run_id"].get<std::string>()) +
+            "\">suite.html</a>.</p>\n</section>\n";
+  }
   std::vector<std::vector<std::string>> runs;
   for (const Json& run : model.latest["runs"]) {
     const Json& s = run["summary"];

@@ -57,6 +57,7 @@ void write_site_files(const fs::path& dir, const std::vector<PublishedRun>& runs
   write_file(dir / kScalingPage, scaling_page(model));
   write_file(dir / kMemoryPage, memory_page(model));
   write_file(dir / kLatencyPage, latency_page(model));
+  write_file(dir / kSuitePage, suite_page(model));
   write_file(dir / kProvenancePage, provenance_page(model));
   write_file(dir / kReproducePage, reproduce_page(model));
 }

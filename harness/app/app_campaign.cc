@@ -21,13 +21,6 @@ namespace {
 
 void on_signal(int /*sig*/) { request_app_interrupt(); }
 
-std::string path_of(const std::vector<std::string>& env) {
-  for (const std::string& e : env) {
-    if (e.rfind("PATH=", 0) == 0) return e.substr(5);
-  }
-  return "/usr/bin:/bin";
-}
-
 AppRunRequest request_for(const AppCampaign& c, const AllocatorInfo& info) {
   return {
       c.executable, c.spec.command,    app_child_environment(c.base_env, child_environment(info)),
@@ -47,6 +40,32 @@ const AllocatorInfo* AppCampaign::allocator(const std::string& id) const {
   return find_allocator(allocators, id);
 }
 
+std::vector<AllocatorInfo> inspect_selected_allocators(const std::vector<std::string>& ids,
+                                                       const std::vector<std::string>& user,
+                                                       const std::string& command) {
+  std::vector<AllocatorSpec> specs = registry_specs({engine_libraries(), user});
+  if (!ids.empty()) {
+    std::vector<std::string> added;
+    const std::vector<std::string> chosen = with_user_allocators(ids, specs, &added);
+    for (const std::string& id : added) {
+      std::cerr << "hsbench " << command << ": allocator " << id
+                << " given with --allocator but not in --allocators: added\n";
+    }
+    specs = select_allocators(specs, chosen);
+  } else {
+    specs = default_allocators(std::move(specs));
+  }
+  std::vector<AllocatorInfo> out;
+  for (const AllocatorSpec& s : specs) {
+    out.push_back(inspect_allocator(s, self_probe()));
+    if (!out.back().available) {
+      std::cerr << "hsbench " << command << ": allocator " << s.id
+                << " unavailable, skipped: " << out.back().reason << "\n";
+    }
+  }
+  return out;
+}
+
 AppCampaign prepare_app_campaign(AppSpec spec) {
   const InterruptGuard guard(on_signal);
   validate_app_spec(spec);
@@ -54,31 +73,13 @@ AppCampaign prepare_app_campaign(AppSpec spec) {
   c.seed = spec.seed ? *spec.seed : fresh_seed();
   c.workload = app_workload_id(spec);
   c.base_env = app_base_environment(spec);
-  c.executable = resolve_command(spec.command[0], spec.cwd, path_of(c.base_env));
+  c.executable = resolve_command(spec.command[0], spec.cwd, path_variable(c.base_env));
   if (c.executable.empty()) {
-    throw CampaignError("command not found: " + spec.command[0] + " (PATH=" + path_of(c.base_env) +
-                        ")");
+    throw CampaignError("command not found: " + spec.command[0] +
+                        " (PATH=" + path_variable(c.base_env) + ")");
   }
 
-  std::vector<AllocatorSpec> specs = registry_specs({engine_libraries(), spec.user_allocators});
-  if (!spec.allocators.empty()) {
-    std::vector<std::string> added;
-    const std::vector<std::string> ids = with_user_allocators(spec.allocators, specs, &added);
-    for (const std::string& id : added) {
-      std::cerr << "hsbench app: allocator " << id
-                << " given with --allocator but not in --allocators: added\n";
-    }
-    specs = select_allocators(specs, ids);
-  } else {
-    specs = default_allocators(std::move(specs));
-  }
-  for (const AllocatorSpec& s : specs) {
-    c.allocators.push_back(inspect_allocator(s, self_probe()));
-    if (!c.allocators.back().available) {
-      std::cerr << "hsbench app: allocator " << s.id
-                << " unavailable, skipped: " << c.allocators.back().reason << "\n";
-    }
-  }
+  c.allocators = inspect_selected_allocators(spec.allocators, spec.user_allocators, "app");
 
   const std::string shim = app_probe_shim_path();
   if (shim.empty())

@@ -39,6 +39,12 @@ struct AppCampaign {
   const AllocatorInfo* allocator(const std::string& id) const;
 };
 
+// The allocators asked for (ids, empty = the default set; user NAME=PATH additions), each
+// inspected; an unavailable one is reported on stderr as "hsbench <command>: ...".
+std::vector<AllocatorInfo> inspect_selected_allocators(const std::vector<std::string>& ids,
+                                                       const std::vector<std::string>& user,
+                                                       const std::string& command);
+
 // Resolves the command, inspects the allocators and runs the probe (progress on stderr).
 // Throws CampaignError (no command, unknown baseline, ...) or RegistryError. An allocator the
 // probe rejects is marked unavailable with the probe's reason. Check probe.blocked afterwards.

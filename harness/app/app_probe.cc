@@ -70,9 +70,10 @@ AllocatorProbe probe_one(const AppProbeRequest& r, const AllocatorInfo& info) {
   const int fd = mkstemp(records.data());
   if (fd >= 0) close(fd);
 
-  AppRunRequest run{r.executable, r.argv,       probe_environment(r, info, records),
-                    r.cwd,        r.stdin_path, r.timeout_seconds};
-  const AppRunResult result = run_app_command(run);
+  std::vector<std::string> env = probe_environment(r, info, records);
+  const AppRunResult result = r.run ? r.run(env)
+                                    : run_app_command({r.executable, r.argv, std::move(env), r.cwd,
+                                                       r.stdin_path, r.timeout_seconds});
   ap.run_outcome = result.ok ? "ok" : result.kind + ": " + result.reason;
   ap.images = parse_probe_records(read_text(records));
   unlink(records.c_str());
@@ -209,6 +210,15 @@ void add_verdict(AppProbeReport& rep) {
                         symbols + ", but it made " + std::to_string(most_allocs) +
                         " malloc-family calls, so malloc does serve part of its allocations.");
   }
+  if (!runs.imported_allocator_api.empty()) {
+    rep.notes.push_back(
+        runs.path + " imports allocator-specific functions (" +
+        joined(runs.imported_allocator_api, ", ") +
+        ") from the allocator it is linked with: a preload replaces malloc, free, realloc, "
+        "calloc and the other standard entry points, but these calls still reach that linked "
+        "library under every allocator, and without a preload the linked library, not glibc, "
+        "serves malloc.");
+  }
   for (const ProgramFile& f : rep.chain) {
     if ((f.setuid || f.setgid) && !f.secure_exec) {
       rep.notes.push_back(f.path + " is " + kind_of_file(f) +
@@ -322,7 +332,8 @@ nlohmann::ordered_json app_probe_to_json(const AppProbeReport& rep) {
         {"capabilities", f.capabilities},
         {"secure_exec", f.secure_exec},
         {"go", f.go},
-        {"allocator_symbols", f.allocator_symbols}};
+        {"allocator_symbols", f.allocator_symbols},
+        {"imported_allocator_api", f.imported_allocator_api}};
     if (!f.error.empty()) j["error"] = f.error;
     program.push_back(j);
   }

@@ -16,10 +16,12 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
+#include "harness/app/app_sample_runner.h"
 #include "harness/app/program_file.h"
 #include "harness/registry/allocator_registry.h"
 
@@ -64,6 +66,9 @@ struct AppProbeRequest {
   std::string stdin_path;
   double timeout_seconds = 300;
   std::string shim;  // the tracing shim library
+  // Runs one probe with this environment (the shim in front of the allocator); default: the
+  // command above through run_app_command. A suite case runs its setup, command and teardown.
+  std::function<AppRunResult(const std::vector<std::string>& env)> run = nullptr;
 };
 
 // The tracing shim: HEAPSCOPE_APP_PROBE_SHIM, else the one built beside hsbench.

@@ -77,17 +77,22 @@ pid_t spawn(const AppRunRequest& r, int out_fd, int err_fd, std::string* error) 
   return spawn_process(request, error);
 }
 
-void kill_tree(pid_t group) {
+void kill_tree(pid_t group, const std::vector<pid_t>& spare) {
   kill_process_group(group);
-  for (const pid_t p : descendants_of(getpid())) kill(p, SIGKILL);
+  for (const pid_t p : descendants_of(getpid(), spare)) kill(p, SIGKILL);
+}
+
+bool spared(const std::vector<pid_t>& spare, pid_t p) {
+  return std::find(spare.begin(), spare.end(), p) != spare.end();
 }
 
 // Waits until `pid` exits, the deadline passes or an interrupt arrives, sampling the tree's
 // RSS every `interval` seconds. Returns true when it exited (it is not reaped yet).
-bool watch(pid_t pid, double deadline, double interval, std::uint64_t* peak_tree) {
+bool watch(pid_t pid, double deadline, double interval, const std::vector<pid_t>& spare,
+           std::uint64_t* peak_tree) {
   const int pidfd = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
   bool exited = false;
-  *peak_tree = std::max(*peak_tree, descendants_rss_bytes());
+  *peak_tree = std::max(*peak_tree, descendants_rss_bytes(spare));
   while (!exited && g_interrupt == 0) {
     const double left = deadline - steady_seconds();
     if (left <= 0) break;
@@ -102,7 +107,7 @@ bool watch(pid_t pid, double deadline, double interval, std::uint64_t* peak_tree
                info.si_pid == pid;
       if (!exited) usleep(1000);
     }
-    if (!exited) *peak_tree = std::max(*peak_tree, descendants_rss_bytes());
+    if (!exited) *peak_tree = std::max(*peak_tree, descendants_rss_bytes(spare));
   }
   if (pidfd >= 0) close(pidfd);
   return exited;
@@ -160,13 +165,13 @@ AppRunResult run_app_command(const AppRunRequest& r) {
     o.kind = "spawn-failed";
     return o;
   }
-  const bool exited =
-      watch(pid, start + r.timeout_seconds, r.rss_interval_seconds, &o.peak_rss_tree_bytes);
+  const bool exited = watch(pid, start + r.timeout_seconds, r.rss_interval_seconds, r.spare,
+                            &o.peak_rss_tree_bytes);
   o.wall_seconds = steady_seconds() - start;
   const bool interrupted = !exited && g_interrupt != 0;
   // Whatever the command left running (or all of it, after a timeout) is killed while its
   // leader is still an unreaped zombie, so the group id cannot have been reused.
-  kill_tree(pid);
+  kill_tree(pid, r.spare);
 
   int status = 0;
   rusage usage{};
@@ -177,13 +182,21 @@ AppRunResult run_app_command(const AppRunRequest& r) {
   o.peak_rss_bytes = static_cast<std::uint64_t>(usage.ru_maxrss) * 1024;
   if (WIFEXITED(status)) o.exit_status = WEXITSTATUS(status);
 
-  // The stragglers killed above are reaped here, their usage counted.
+  // The stragglers killed above are reaped here, their usage counted. With spared processes
+  // alive a blocking wait for any child would wait for them: poll until only they are left.
+  const double reap_deadline = steady_seconds() + 5.0;
   for (;;) {
     rusage more{};
     int ignored = 0;
-    const pid_t reaped = wait4(-1, &ignored, 0, &more);
+    const pid_t reaped = wait4(-1, &ignored, r.spare.empty() ? 0 : WNOHANG, &more);
     if (reaped < 0 && errno == EINTR) continue;
     if (reaped < 0) break;
+    if (reaped == 0) {
+      if (descendants_of(getpid(), r.spare).empty() || steady_seconds() > reap_deadline) break;
+      usleep(1000);
+      continue;
+    }
+    if (spared(r.spare, reaped)) continue;  // a spared process died: its owner finds out
     o.user_seconds += to_seconds(more.ru_utime);
     o.system_seconds += to_seconds(more.ru_stime);
     o.peak_rss_bytes =
@@ -197,6 +210,11 @@ AppRunResult run_app_command(const AppRunRequest& r) {
   o.stdout_sha256 =
       base::sha256_file_hex("/proc/self/fd/" + std::to_string(out_fd), &error).value_or("");
   o.stderr_tail = tail_of(err_fd, kStderrTail);
+  if (r.keep_stdout_bytes > 0) {
+    o.stdout_text.resize(std::min<std::size_t>(r.keep_stdout_bytes, o.stdout_bytes));
+    const ssize_t got = pread(out_fd, o.stdout_text.data(), o.stdout_text.size(), 0);
+    o.stdout_text.resize(got > 0 ? static_cast<std::size_t>(got) : 0);
+  }
   close(out_fd);
   close(err_fd);
   classify(o, !exited && !interrupted, interrupted, status, r.timeout_seconds);

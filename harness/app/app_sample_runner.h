@@ -13,6 +13,8 @@
 // Failure kinds: spawn-failed, timeout, signal, exit-status.
 #pragma once
 
+#include <sys/types.h>
+
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -28,6 +30,10 @@ struct AppRunRequest {
   std::string stdin_path;         // empty: /dev/null
   double timeout_seconds = 300;
   double rss_interval_seconds = 0.005;
+  // Processes (and their subtrees) that run beside the command and must survive it, e.g. a
+  // suite case's server: left out of the tree's RSS, never killed or reaped here.
+  std::vector<pid_t> spare = {};
+  std::size_t keep_stdout_bytes = 0;  // > 0: the first bytes of stdout kept in stdout_text
 };
 
 struct AppRunResult {  // NOLINT(bugprone-exception-escape): implicit members of a json holder
@@ -44,6 +50,7 @@ struct AppRunResult {  // NOLINT(bugprone-exception-escape): implicit members of
   std::string stdout_sha256;
   std::uint64_t stdout_bytes = 0;
   std::string stderr_tail;  // last ~2 KiB
+  std::string stdout_text;  // the first keep_stdout_bytes of stdout
 };
 
 // Makes this process a child subreaper (once), so orphaned grandchildren are reaped by us.

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 
@@ -48,19 +49,29 @@ void children_of(pid_t pid, std::vector<pid_t>* out) {
 
 }  // namespace
 
-std::vector<pid_t> descendants_of(pid_t root) {
+std::vector<pid_t> descendants_of(pid_t root, const std::vector<pid_t>& skip) {
   std::vector<pid_t> found;
+  const auto skipped = [&](pid_t p) {
+    return std::find(skip.begin(), skip.end(), p) != skip.end();
+  };
   children_of(root, &found);
-  for (std::size_t i = 0; i < found.size(); ++i) children_of(found[i], &found);
+  std::erase_if(found, skipped);
+  for (std::size_t i = 0; i < found.size(); ++i) {
+    const std::size_t before = found.size();
+    children_of(found[i], &found);
+    found.erase(
+        std::remove_if(found.begin() + static_cast<std::ptrdiff_t>(before), found.end(), skipped),
+        found.end());
+  }
   return found;
 }
 
-std::uint64_t descendants_rss_bytes() {
+std::uint64_t descendants_rss_bytes(const std::vector<pid_t>& skip) {
   static const auto page = static_cast<std::uint64_t>(sysconf(_SC_PAGESIZE));
   std::uint64_t total = 0;
   char path[64];
   char buf[256];
-  for (const pid_t pid : descendants_of(getpid())) {
+  for (const pid_t pid : descendants_of(getpid(), skip)) {
     std::snprintf(path, sizeof path, "/proc/%d/statm", static_cast<int>(pid));
     if (read_small(path, buf, sizeof buf) <= 0) continue;
     unsigned long long size = 0;

@@ -18,10 +18,12 @@
 
 namespace heapscope::harness {
 
-// Every live descendant of `root` (not `root` itself), breadth first.
-std::vector<pid_t> descendants_of(pid_t root);
+// Every live descendant of `root` (not `root` itself), breadth first, leaving out the processes
+// in `skip` and their whole subtrees (a suite case's server runs beside the measured command).
+std::vector<pid_t> descendants_of(pid_t root, const std::vector<pid_t>& skip = {});
 
-// Sum of resident bytes (statm "resident" x page size) of every live descendant of this process.
-std::uint64_t descendants_rss_bytes();
+// Sum of resident bytes (statm "resident" x page size) of every live descendant of this process,
+// `skip` and their subtrees left out.
+std::uint64_t descendants_rss_bytes(const std::vector<pid_t>& skip = {});
 
 }  // namespace heapscope::harness

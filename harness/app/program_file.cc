@@ -50,8 +50,28 @@ std::string symbol_meaning(const std::string& name) {
 // Scans one symbol table section (SHT_SYMTAB or SHT_DYNSYM) for allocator symbols; the
 // malloc-family functions count only when exported (they then win symbol lookup).
 void scan_symbols(int fd, const Elf64_Shdr& table, const Elf64_Shdr& strings, bool exported,
-                  std::set<std::string>* found, std::set<std::string>* exported_entries) {
+                  std::set<std::string>* found, std::set<std::string>* exported_entries,
+                  std::set<std::string>* imported) {
   static const std::set<std::string> kEntries = {"malloc", "free", "calloc", "realloc"};
+  // Functions only a particular allocator library has: a program importing them is linked
+  // against that library, and these calls reach it whatever malloc is preloaded.
+  static const std::set<std::string> kExtendedApi = {"mallctl",
+                                                     "mallctlnametomib",
+                                                     "mallctlbymib",
+                                                     "nallocx",
+                                                     "mallocx",
+                                                     "rallocx",
+                                                     "xallocx",
+                                                     "sallocx",
+                                                     "dallocx",
+                                                     "sdallocx",
+                                                     "malloc_stats_print",
+                                                     "mi_malloc",
+                                                     "mi_free",
+                                                     "mi_stats_print",
+                                                     "tc_malloc",
+                                                     "tc_free",
+                                                     "MallocExtension_GetNumericProperty"};
   if (table.sh_entsize != sizeof(Elf64_Sym)) return;
   const auto syms = read_blob(fd, table.sh_offset, table.sh_size);
   const auto names = read_blob(fd, strings.sh_offset, strings.sh_size);
@@ -60,9 +80,13 @@ void scan_symbols(int fd, const Elf64_Shdr& table, const Elf64_Shdr& strings, bo
   for (std::size_t i = 0; i < count; ++i) {
     Elf64_Sym sym;
     std::memcpy(&sym, syms->data() + i * sizeof sym, sizeof sym);
-    if (sym.st_shndx == SHN_UNDEF || sym.st_name >= names->size()) continue;
-    if (ELF64_ST_TYPE(sym.st_info) != STT_FUNC) continue;
+    if (sym.st_name >= names->size()) continue;
     const std::string name = names->c_str() + sym.st_name;
+    if (sym.st_shndx == SHN_UNDEF) {
+      if (exported && kExtendedApi.contains(name)) imported->insert(name);
+      continue;
+    }
+    if (ELF64_ST_TYPE(sym.st_info) != STT_FUNC) continue;
     if (exported && kEntries.contains(name)) exported_entries->insert(name);
     const std::string meaning = symbol_meaning(name);
     if (!meaning.empty()) found->insert(meaning);
@@ -93,16 +117,19 @@ void inspect_elf(int fd, ProgramFile* p) {
   if (!section_names) return;
   std::set<std::string> found;
   std::set<std::string> entries;
+  std::set<std::string> imported;
   for (const Elf64_Shdr& s : sections) {
     if (s.sh_name < section_names->size()) {
       const std::string name = section_names->c_str() + s.sh_name;
       if (name == ".go.buildinfo" || name == ".note.go.buildid") p->go = true;
     }
     if ((s.sh_type == SHT_SYMTAB || s.sh_type == SHT_DYNSYM) && s.sh_link < sections.size()) {
-      scan_symbols(fd, s, sections[s.sh_link], s.sh_type == SHT_DYNSYM, &found, &entries);
+      scan_symbols(fd, s, sections[s.sh_link], s.sh_type == SHT_DYNSYM, &found, &entries,
+                   &imported);
     }
   }
   p->allocator_symbols.assign(found.begin(), found.end());
+  p->imported_allocator_api.assign(imported.begin(), imported.end());
   if (!entries.empty()) {
     std::string list;
     for (const std::string& e : entries) list += (list.empty() ? "" : ", ") + e;
@@ -134,6 +161,13 @@ std::string resolve_command(const std::string& command, const std::string& cwd,
     start = end + 1;
   }
   return "";
+}
+
+std::string path_variable(const std::vector<std::string>& env) {
+  for (const std::string& e : env) {
+    if (e.rfind("PATH=", 0) == 0) return e.substr(5);
+  }
+  return "/usr/bin:/bin";
 }
 
 ProgramFile inspect_program_file(const std::string& path) {

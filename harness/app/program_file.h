@@ -30,6 +30,9 @@ struct ProgramFile {
   bool go = false;
   // Allocator-related symbols the executable defines, each with a few words of meaning.
   std::vector<std::string> allocator_symbols;
+  // Allocator-specific functions the executable imports (jemalloc's mallctl, nallocx, ...):
+  // it is linked against that allocator, and those calls reach it under any preload.
+  std::vector<std::string> imported_allocator_api;
 };
 
 // argv[0] as exec would find it: a name with a '/' relative to `cwd` (empty = ours), else the
@@ -38,6 +41,9 @@ std::string resolve_command(const std::string& command, const std::string& cwd,
                             const std::string& path_env);
 
 ProgramFile inspect_program_file(const std::string& path);
+
+// The PATH value of an environment (KEY=VALUE entries); /usr/bin:/bin when it has none.
+std::string path_variable(const std::vector<std::string>& env);
 
 // The file and, for scripts, its interpreter chain (at most 4 deep).
 std::vector<ProgramFile> inspect_program_chain(const std::string& path);

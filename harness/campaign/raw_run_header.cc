@@ -47,4 +47,13 @@ Json new_raw_run_header(const RawRunHeaderFields& f) {
               {"samples", Json::array()}};
 }
 
+void add_this_host(Json& raw) {
+  Json host = host_info();
+  const std::string name = host.value("hostname", "");
+  for (const Json& h : raw["hosts"]) {
+    if (h.value("hostname", "") == name) return;
+  }
+  raw["hosts"].push_back(std::move(host));
+}
+
 }  // namespace heapscope::harness

@@ -26,6 +26,9 @@ struct RawRunHeaderFields {
 
 Json new_raw_run_header(const RawRunHeaderFields& fields);
 
+// A resumed run records this host too, unless a host of the same name already ran it.
+void add_this_host(Json& raw);
+
 // How a raw run writes a seed ("0x" and 16 hex digits) and a time (UTC, ISO 8601 to the second).
 std::string hex64(std::uint64_t v);
 std::string utc_now();

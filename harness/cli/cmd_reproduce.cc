@@ -5,6 +5,8 @@
 // An application sample (`hsbench app`) is re-run with its recorded executable, argv,
 // environment, cwd and stdin; exit 1 when the new run fails, its exit status differs, or
 // (runs made with --same-output) its stdout digest differs from the recorded one.
+// A suite sample (`hsbench suite`) re-runs its case (setup, command, teardown, output check)
+// under the recorded allocator environment; exit 1 when the new run or its check fails.
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <iostream>
@@ -18,6 +20,8 @@
 #include "harness/cli/commands.h"
 #include "harness/process/interrupt_guard.h"
 #include "harness/report/app_report.h"
+#include "harness/report/suite_report.h"
+#include "harness/suite/suite_campaign.h"
 
 namespace heapscope::harness {
 namespace {
@@ -92,6 +96,48 @@ int reproduce_app_sample(const Json& raw, const Json& s, double timeout) {
   return rc;
 }
 
+// A suite sample: the case run again (its inputs regenerated from the recorded seed when the
+// work directory lacks them, and checked against the recorded digests), servers and all, with
+// the sample's recorded allocator environment.
+int reproduce_suite_sample(const Json& raw, const Json& s, double timeout) {
+  const auto name = s["workload"].get<std::string>();
+  const SuiteCampaign c = resume_suite(raw, {}, name);
+  const SuiteCaseState* state = nullptr;
+  for (const SuiteCaseState& cs : c.cases) {
+    if (c.case_of(cs).name == name) state = &cs;
+  }
+  if (state == nullptr) throw Failure("the raw run has no case " + name);
+  CaseRunRequest req = case_request(c, *state, s["env"].get<std::vector<std::string>>());
+  if (timeout > 0) req.timeout_seconds = timeout;
+  std::cerr << "hsbench reproduce: case " << name << " in " << req.places.work << " under "
+            << s["allocator"].get<std::string>() << "\n";
+  const CaseRunResult now = run_case_once(req);
+  const Json empty = Json::object();
+  const Json& before = s.contains("measurement") ? s["measurement"] : empty;
+  Json after = app_measurement_json(now.command);
+  after["metric"] = now.command.ok ? Json(now.metric) : Json();
+  after["server_peak_rss_bytes"] = now.server_peak_rss_bytes;
+  after["rss_bytes"] = case_rss_bytes(c.case_of(*state), now);
+  std::printf("%-22s %-22s %-22s\n", "", "recorded", "now");
+  std::printf("%-22s %-22s %-22s\n", "status",
+              (s["status"].get<std::string>() +
+               (s.contains("failure") ? ": " + s["failure"].value("kind", "") : ""))
+                  .c_str(),
+              now.command.ok ? "ok" : ("failed: " + now.command.kind).c_str());
+  for (const char* key : {"metric", "wall_seconds", "user_seconds", "system_seconds", "rss_bytes",
+                          "server_peak_rss_bytes", "exit_status", "stdout_sha256"}) {
+    std::printf("%-22s %-22s %-22s\n", key, field(before, key).substr(0, 22).c_str(),
+                field(after, key).substr(0, 22).c_str());
+  }
+  if (!now.command.ok) {
+    std::cerr << "hsbench reproduce: the new run failed: " << now.command.kind << ": "
+              << now.command.reason << "\n";
+    return kExitFailure;
+  }
+  std::printf("output check passes (%s)\n", c.case_of(*state).check.kind.c_str());
+  return kExitOk;
+}
+
 int run_reproduce(const ReproduceOptions& o) {
   const Json raw = load_raw_run(o.raw);
   const Json* s = find_sample(raw, o.id);
@@ -100,6 +146,13 @@ int run_reproduce(const ReproduceOptions& o) {
                      " (ids look like <workload>/t<threads>/b<block>/<allocator>)");
   }
   if (is_app_run(raw)) return reproduce_app_sample(raw, *s, o.timeout);
+  if (is_suite_run(raw)) {
+    try {
+      return reproduce_suite_sample(raw, *s, o.timeout);
+    } catch (const RawRunError& e) {
+      throw Failure(std::string("cannot reproduce: ") + e.what());
+    }
+  }
   const auto argv = (*s)["argv"].get<std::vector<std::string>>();
   const auto env = (*s)["env"].get<std::vector<std::string>>();
   if (argv.empty()) {

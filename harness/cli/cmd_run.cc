@@ -11,7 +11,6 @@
 #include "harness/campaign/output_lock.h"
 #include "harness/campaign/raw_run_header.h"
 #include "harness/cli/commands.h"
-#include "harness/registry/host_info.h"
 #include "harness/report/report.h"
 
 namespace heapscope::harness {
@@ -81,10 +80,7 @@ int run_campaign(const RunOptions& o) {
       raw = load_raw_run(out);
       c = resolve_campaign(campaign_from_json(raw["campaign"]));
       check_same_campaign(raw, c, out);
-      const std::string host = host_info().value("hostname", "");
-      bool known_host = false;
-      for (const Json& h : raw["hosts"]) known_host |= h.value("hostname", "") == host;
-      if (!known_host) raw["hosts"].push_back(host_info());
+      add_this_host(raw);
       std::cerr << "hsbench run: resuming " << out << " (" << raw["samples"].size()
                 << " samples recorded)\n";
     } catch (const RawRunError& e) {

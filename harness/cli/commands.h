@@ -46,5 +46,6 @@ void add_merge_command(CLI::App& app, CommandAction& run);       // cmd_merge.cc
 void add_publish_command(CLI::App& app, CommandAction& run);     // cmd_publish.cc
 void add_verify_command(CLI::App& app, CommandAction& run);      // cmd_verify.cc
 void add_app_command(CLI::App& app, CommandAction& run);         // cmd_app.cc
+void add_suite_command(CLI::App& app, CommandAction& run);       // cmd_suite.cc
 
 }  // namespace heapscope::harness

@@ -113,6 +113,7 @@ int hsbench_main(int argc, char** argv) {
   add_publish_command(app, run);
   add_verify_command(app, run);
   add_app_command(app, run);
+  add_suite_command(app, run);
 
   if (is_unknown_subcommand(app, argc, argv)) return kExitUsage;
   try {

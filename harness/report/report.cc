@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "harness/report/app_report.h"
+#include "harness/report/suite_report.h"
 #include "harness/report/summary_model.h"
 #include "stats/quantile.h"
 
@@ -553,6 +554,10 @@ Json summarize_raw_run(const Json& raw, const std::string& baseline_override,
       if (!pairs_override.empty()) throw RawRunError("pairs are for campaign runs, not app runs");
       return summarize_app_run(raw, baseline_override);
     }
+    if (is_suite_run(raw)) {
+      if (!pairs_override.empty()) throw RawRunError("pairs are for campaign runs, not suites");
+      return summarize_suite_run(raw, baseline_override);
+    }
     return summarize_campaign_run(raw, baseline_override, pairs_override);
   } catch (const nlohmann::json::exception& e) {
     throw RawRunError(std::string("the raw run cannot be summarized: ") + e.what());
@@ -564,6 +569,10 @@ namespace {
 void print_campaign_report(std::ostream& out, const Json& summary) {
   if (summary.contains("application")) {
     print_app_report(out, summary);
+    return;
+  }
+  if (summary.contains("suite")) {
+    print_suite_report(out, summary);
     return;
   }
   const std::string baseline = summary.at("baseline").get<std::string>();

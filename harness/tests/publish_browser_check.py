@@ -22,8 +22,8 @@ import sys
 import tempfile
 import time
 
-PAGES = ["index.html", "scaling.html", "memory.html", "latency.html", "provenance.html",
-         "reproduce.html"]
+PAGES = ["index.html", "suite.html", "scaling.html", "memory.html", "latency.html",
+         "provenance.html", "reproduce.html"]
 CHART_PAGES = {"index.html", "scaling.html", "memory.html", "latency.html"}
 
 

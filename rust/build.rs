@@ -1,23 +1,35 @@
 //! Compiles the heapscope engine from this repository's C++ sources into a static library.
 //!
 //! Every `.cc` under `engine/src` is compiled (the tree is walked, so sources may move between
-//! its subfolders) except the `override_*` shims: a Rust program gets the engine through
-//! `#[global_allocator]` and keeps the C library's malloc for C code.
+//! its subfolders) except the `override_*` shims (a Rust program gets the engine through
+//! `#[global_allocator]` and keeps the C library's malloc for C code) and the platform files of
+//! other operating systems (`*_linux.cc`, `*_windows.cc`: only the target's are compiled).
 
 use std::env;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-fn collect_sources(dir: &Path, out: &mut Vec<PathBuf>) {
+// True when a per-OS source file (named `*_<os>.cc`) belongs to another operating system.
+fn for_other_os(name: &str, target_os: &str) -> bool {
+    ["linux", "windows"]
+        .iter()
+        .any(|os| *os != target_os && name.ends_with(&format!("_{}.cc", os)))
+}
+
+fn collect_sources(dir: &Path, target_os: &str, out: &mut Vec<PathBuf>) {
     let entries = fs::read_dir(dir).unwrap_or_else(|e| panic!("reading {}: {}", dir.display(), e));
     for entry in entries {
         let path = entry.expect("directory entry").path();
         if path.is_dir() {
-            collect_sources(&path, out);
+            collect_sources(&path, target_os, out);
             continue;
         }
         let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
-        if name.ends_with(".cc") && !name.ends_with("_test.cc") && !name.starts_with("override_") {
+        if name.ends_with(".cc")
+            && !name.ends_with("_test.cc")
+            && !name.starts_with("override_")
+            && !for_other_os(name, target_os)
+        {
             out.push(path);
         }
     }
@@ -39,7 +51,8 @@ fn main() {
     let include = engine.join("include");
 
     let mut sources = Vec::new();
-    collect_sources(&src, &mut sources);
+    let target_os = env::var("CARGO_CFG_TARGET_OS").unwrap_or_default();
+    collect_sources(&src, &target_os, &mut sources);
     sources.sort();
     assert!(
         !sources.is_empty(),

@@ -5,7 +5,9 @@
 // threads that follow and released when they empty, not kept and purged over and over.
 #include <gtest/gtest.h>
 #include <heapscope/heapscope.h>
-#include <sys/resource.h>
+#if !defined(_WIN32)
+#include <sys/resource.h>  // getrusage: the page-reuse test counts minor faults (POSIX)
+#endif
 
 #include <algorithm>
 #include <array>
@@ -73,11 +75,13 @@ size_t abandoned_after_the_deadline() {
   return stats_now().abandoned_segments;
 }
 
+#if !defined(_WIN32)
 long minor_faults() {
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
   return usage.ru_minflt;
 }
+#endif
 
 void reset_counters() {
   g_live.store(0);
@@ -235,6 +239,7 @@ TEST(ThreadRounds, ProducersExitWhileAConsumerFrees) {
       << "RSS " << rss_before / kMiB << " MiB before, " << rss_after / kMiB << " MiB after";
 }
 
+#if !defined(_WIN32)
 // Threads in rounds (mstress's pattern): each new thread first frees what the exited one
 // before it left, then allocates about as much again. It must reuse the pages its predecessor
 // touched (an emptied segment of an exited thread is kept for it) rather than fault fresh ones in:
@@ -274,6 +279,7 @@ TEST(ThreadRounds, FollowingThreadsReuseTheirPredecessorsPages) {
   // A new thread's stack and its first touches of the heap's metadata take a few faults.
   EXPECT_LE(per_round, 40) << per_round << " minor page faults per round of a new thread";
 }
+#endif  // !_WIN32
 
 }  // namespace
 

@@ -52,7 +52,7 @@ bool large_grow_in_place(Page* page, size_t new_size) {
 // The profiler is charged by the caller. nullptr when no slice is to be had (use the classes).
 void* malloc_one_block_page(Heap* heap, size_t size) {
   size_t bin = bin_of(size);
-  Page* page = span_alloc(heap->td, 1);
+  Page* page = span_alloc(heap->td, 1, 0);
   if (page == nullptr) return nullptr;
   page_init(page, heap, bin, true);
   page_extend(page);

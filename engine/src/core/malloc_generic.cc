@@ -20,7 +20,7 @@ static Page* page_fresh(Heap* heap, size_t bin) {
   // resident slices back first, so that a buffer of a new size reuses them instead of
   // faulting in fresh ones next to them.
   if (bin_block_size(bin) > kMediumBlockMax) heap_release_kept_large(heap);
-  Page* page = span_alloc(heap->td, bin_page_slices(bin));
+  Page* page = span_alloc(heap->td, bin_page_slices(bin), bin);
   if (page == nullptr) return nullptr;
   page_init(page, heap, bin);
   page_extend(page);

@@ -36,6 +36,11 @@ struct alignas(128) Page {
   uint32_t reserved;  // blocks that fit in the page
   uint8_t bin;
   uint8_t keep_bias;  // 1 while `used` carries the alone-in-its-queue bias (page_queue.h)
+  // Of every slice, free or not: how many 4 KiB units from its start may be resident (what
+  // its pages carved since it was last purged; kept by segment.cc), so that what an emptied
+  // segment keeps is bounded by its resident bytes rather than by a count of slices.
+  uint8_t resident_units;
+  uint8_t last_bin;  // for a free slice: the size class of the page that last started there
   Page* next;
   Page* prev;
   // ---- shared line ----

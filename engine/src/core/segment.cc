@@ -194,6 +194,10 @@ static void take_slices(ThreadData* td, Segment* segment, size_t span_first, siz
   }
 }
 
+// Resident memory is tracked per slice in 4 KiB units (Page::resident_units).
+static constexpr size_t kResidentUnit = 4096;
+static_assert(kSliceSize / kResidentUnit <= 255);
+
 static Page* span_take(ThreadData* td, Segment* segment, size_t first, size_t count) {
   take_slices(td, segment, first, first, count);
   Page* page = &segment->pages[first];
@@ -217,9 +221,27 @@ bool span_grow(ThreadData* td, Page* page, size_t slices) {
   return true;
 }
 
-Page* span_alloc(ThreadData* td, size_t slices) {
-  // First a run of still-resident (dirty) free slices: reusing them avoids page faults on
-  // memory that was freed a moment ago. Then any free run.
+// A run of `slices` free resident slices that a page of `bin` started at, or -1.
+static long same_class_run(const Segment* segment, const SliceMap& dirty, size_t bin,
+                           size_t slices) {
+  for (size_t j = dirty.next_set(0); j < kSlicesPerSegment; j = dirty.next_set(j + 1)) {
+    if (segment->pages[j].last_bin != bin || j + slices > kSlicesPerSegment) continue;
+    if ((SliceMap::range(j, slices) & ~dirty).none()) return static_cast<long>(j);
+  }
+  return -1;
+}
+
+Page* span_alloc(ThreadData* td, size_t slices, size_t bin) {
+  // First still-resident (dirty) free slices: reusing them avoids page faults on memory that
+  // was freed a moment ago; those of the same class first. Then any free run.
+  if (bin != 0) {
+    for (Segment* s = td->segments; s != nullptr; s = s->next) {
+      SliceMap dirty = s->free_slices & s->dirty_slices;
+      if (dirty.none()) continue;
+      long first = same_class_run(s, dirty, bin, slices);
+      if (first >= 0) return span_take(td, s, static_cast<size_t>(first), slices);
+    }
+  }
   for (Segment* s = td->segments; s != nullptr; s = s->next) {
     SliceMap dirty = s->free_slices & s->dirty_slices;
     if (dirty.none()) continue;
@@ -267,8 +289,18 @@ static SliceMap span_clear(Segment* segment, Page* page) {
   size_t count = page->slice_count;
   HS_ASSERT_INTERNAL(count >= 1 && first >= kHeaderSlices && first + count <= kSlicesPerSegment);
   prof_on_span_free(page);
+  // What the page may have made resident: the blocks it carved (a one-block page's block is
+  // the user's whole to touch).
+  const bool one_block = page_holds_one_block(page);
+  const size_t carved = one_block ? count * kSliceSize : size_t{page->capacity} * page->block_size;
   for (size_t j = 0; j < count; ++j) {
     Page* slice = &segment->pages[first + j];
+    const size_t slice_begin = j * kSliceSize;
+    size_t in_slice = carved > slice_begin ? carved - slice_begin : 0;
+    if (in_slice > kSliceSize) in_slice = kSliceSize;
+    const auto carved_units = static_cast<uint8_t>((in_slice + kResidentUnit - 1) / kResidentUnit);
+    if (carved_units > slice->resident_units) slice->resident_units = carved_units;
+    slice->last_bin = j == 0 && !one_block ? page->bin : 0;
     slice->free = slice->local_free = nullptr;
     slice->used = slice->capacity = slice->reserved = 0;
     slice->keep_bias = 0;
@@ -349,6 +381,7 @@ static void purge_slices(Segment* segment, const SliceMap& slices, int64_t now, 
   }
   slices.for_each_run([segment](size_t first, size_t count) {
     os::purge(reinterpret_cast<uint8_t*>(segment) + first * kSliceSize, count * kSliceSize);
+    for (size_t j = first; j < first + count; ++j) segment->pages[j].resident_units = 0;
   });
 }
 
@@ -437,12 +470,16 @@ void segment_attach(ThreadData* td, Segment* segment) {
 void segment_purge_now(Segment* segment) {
   if (segment->dirty_slices.any()) segment_purge(segment);
 }
-void segment_trim_dirty(Segment* segment, size_t keep_slices) {
+void segment_trim_dirty(Segment* segment, size_t keep_resident_bytes) {
   const SliceMap dirty = segment->dirty_slices;
-  if (dirty.count() <= keep_slices) return;
-  size_t beyond = dirty.next_set(0);  // becomes the first dirty slice past the kept ones
-  for (size_t i = 0; i < keep_slices; ++i) beyond = dirty.next_set(beyond + 1);
-  purge_slices(segment, dirty & SliceMap::range(beyond, kSlicesPerSegment - beyond), 0, false);
+  size_t resident = 0;
+  for (size_t j = dirty.next_set(0); j < kSlicesPerSegment; j = dirty.next_set(j + 1)) {
+    resident += segment->pages[j].resident_units * kResidentUnit;
+    if (resident > keep_resident_bytes) {
+      purge_slices(segment, dirty & SliceMap::range(j, kSlicesPerSegment - j), 0, false);
+      return;
+    }
+  }
 }
 void segment_unmap_now(Segment* segment) { segment_unmap(segment); }
 bool segment_is_empty(const Segment* segment) { return segment->free_slices == kUsableSlices; }

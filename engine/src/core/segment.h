@@ -75,7 +75,12 @@ HS_ALWAYS_INLINE bool is_normal_segment_entry(uint8_t kind) {
 }
 
 // ---- segment.cc --------------------------------------------------------------------------------
-Page* span_alloc(ThreadData* td, size_t slices);
+// A span for a page of size class `bin` (0: a one-block page of no class). Resident free
+// slices come first, those a page of the same class started at first of all: it will carve
+// them about as far as its predecessor did, so they are neither faulted in again nor left
+// resident beyond what the new page uses (as a slice carved whole by a 1 KiB class and then
+// taken by a 16-byte class would be).
+Page* span_alloc(ThreadData* td, size_t slices, size_t bin);
 bool span_grow(ThreadData* td, Page* page, size_t slices);  // over free slices right after it
 // Returns the page's slices to its segment; an emptied segment is released when allowed.
 void span_free(ThreadData* td, Page* page, bool allow_release = true);
@@ -85,8 +90,9 @@ void segments_unmap_if_empty(ThreadData* td);
 void segment_detach(ThreadData* td, Segment* segment);
 void segment_attach(ThreadData* td, Segment* segment);
 void segment_purge_now(Segment* segment);
-// Purges a segment's dirty slices but the lowest `keep_slices` (those span_alloc reuses first).
-void segment_trim_dirty(Segment* segment, size_t keep_slices);
+// Purges a segment's dirty slices but the lowest ones (those span_alloc reuses first) holding
+// at most `keep_resident_bytes` resident.
+void segment_trim_dirty(Segment* segment, size_t keep_resident_bytes);
 void segment_unmap_now(Segment* segment);
 bool segment_is_empty(const Segment* segment);
 bool segment_has_run(const Segment* segment, size_t slices);

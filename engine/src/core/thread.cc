@@ -52,7 +52,7 @@ Segment* g_abandoned = nullptr;
 // so a producer that made many MiB and exited does not leave them all resident.
 size_t g_abandoned_empty = 0;
 constexpr size_t kMaxEmptyAbandoned = 1;
-constexpr size_t kEmptyAbandonedDirtySlices = 32;  // 2 MiB of address space, less resident
+constexpr size_t kEmptyAbandonedResident = size_t{2} << 20;
 
 // A default heap and its thread data live together in one pool slot.
 struct ThreadSlot {
@@ -326,7 +326,7 @@ static void abandon_segments(ThreadData* td) {
       segment = next;
       continue;
     }
-    if (segment_is_empty(segment)) segment_trim_dirty(segment, kEmptyAbandonedDirtySlices);
+    if (segment_is_empty(segment)) segment_trim_dirty(segment, kEmptyAbandonedResident);
     abandoned_push(segment);
     abandoned_schedule_purge(segment, true);
     bool freed_meanwhile = false;
@@ -413,7 +413,7 @@ static bool abandoned_tidy(Segment* segment, Page* only) {
   if (empty && !was_empty) {
     ++g_abandoned_empty;
     if (g_abandoned_empty <= kMaxEmptyAbandoned) {
-      segment_trim_dirty(segment, kEmptyAbandonedDirtySlices);
+      segment_trim_dirty(segment, kEmptyAbandonedResident);
     }
   }
   if (!empty || g_abandoned_empty <= kMaxEmptyAbandoned) {

@@ -88,7 +88,8 @@ TEST(ReturnToOs, RssFallsAfterFreeingALargeLiveSet) {
 
 // Statistics after adopting whatever earlier tests in this process left abandoned.
 // What an emptied segment of an exited thread may keep committed for the next thread: its
-// header slices and its lowest 32 slices (core/thread.cc, kEmptyAbandonedDirtySlices).
+// header slices and lowest free slices up to 2 MiB resident (core/thread.cc,
+// kEmptyAbandonedResident). The tests below carve their pages whole, so that is 32 slices.
 constexpr uint64_t kKeptEmptyAbandoned = (2 + 32) * 64 * 1024;
 
 hs_stats_t stats_with_nothing_abandoned() {
@@ -121,8 +122,8 @@ TEST(ReturnToOs, FreesAfterTheOwnerExitedReclaimItsSegments) {
   // Free everything from this thread, which allocates nothing meanwhile.
   for (void* p : blocks) hs_free(p);
   const hs_stats_t freed = hs_test::stats_now();
-  // One emptied segment may stay for the next thread that needs one, with at most its lowest
-  // 32 slices (2 MiB) resident; everything else must be back already.
+  // One emptied segment may stay for the next thread that needs one, with at most 2 MiB
+  // resident in its lowest slices; everything else must be back already.
   EXPECT_LE(freed.abandoned_segments, before.abandoned_segments + 1)
       << "segments of the exited thread were left abandoned after all their blocks were freed";
   EXPECT_LE(freed.committed_bytes, before.committed_bytes + kKeptEmptyAbandoned)

@@ -239,6 +239,34 @@ TEST(ThreadRounds, ProducersExitWhileAConsumerFrees) {
       << "RSS " << rss_before / kMiB << " MiB before, " << rss_after / kMiB << " MiB after";
 }
 
+// A new thread that takes over an exited thread's emptied segment puts its page of a class
+// where that class's page was: the slice is resident as far as that class carved it, no
+// further (a 16-byte class on a slice a 1 KiB class carved whole would keep 60 KiB resident
+// for nothing; a 1 KiB class on a slice the 16-byte class barely touched faults it in).
+TEST(ThreadRounds, ANewThreadsPageOfAClassTakesTheSliceThatClassLeft) {
+  hs_collect(1);  // nothing abandoned: the next thread takes the one segment made below
+  const auto slice_of = [](const void* p) { return reinterpret_cast<uintptr_t>(p) >> 16; };
+  uintptr_t big_slice = 0;
+  uintptr_t small_slice = 0;
+  std::thread([&] {
+    void* big = hs_malloc(1000);  // first, so its page takes the lower slice
+    void* small = hs_malloc(16);
+    big_slice = slice_of(big);
+    small_slice = slice_of(small);
+    hs_free(big);
+    hs_free(small);
+  }).join();
+  ASSERT_NE(big_slice, small_slice);
+  uintptr_t again = 0;
+  std::thread([&] {
+    void* small = hs_malloc(16);
+    again = slice_of(small);
+    hs_free(small);
+  }).join();
+  EXPECT_EQ(again, small_slice) << "the 16-byte page went to slice " << std::hex << again
+                                << " (the 1000-byte class's was " << big_slice << ")";
+}
+
 #if !defined(_WIN32)
 // Threads in rounds (mstress's pattern): each new thread first frees what the exited one
 // before it left, then allocates about as much again. It must reuse the pages its predecessor
@@ -278,6 +306,43 @@ TEST(ThreadRounds, FollowingThreadsReuseTheirPredecessorsPages) {
   const long per_round = (minor_faults() - faults_at_warm) / (kRounds - kWarmRounds);
   // A new thread's stack and its first touches of the heap's metadata take a few faults.
   EXPECT_LE(per_round, 40) << per_round << " minor page faults per round of a new thread";
+}
+
+// The same with the predecessor's blocks spread thinly over many size classes: a page per
+// class, each holding a block or two, so its emptied segment has most of a hundred slices
+// with a few KiB resident in each. What the segment keeps for the next thread is bounded by
+// its resident bytes, not by a count of slices; kept by count (the lowest 32 slices), the
+// rest was purged at every round and faulted in again (~70 faults a round).
+TEST(ThreadRounds, FollowingThreadsReuseManyThinlyUsedPages) {
+  if (hs_test::kSanitized) GTEST_SKIP() << "shadow memory faults in with every page touched";
+  std::vector<size_t> sizes;  // about one size per class from 16 B to 48 KiB
+  for (double size = 16; size <= 48 * 1024; size *= 1.06)
+    sizes.push_back(static_cast<size_t>(size));
+  constexpr int kRounds = 60;
+  constexpr int kWarmRounds = 10;
+  std::vector<void*> handed(sizes.size(), nullptr);
+  long faults_at_warm = 0;
+  for (int round = 0; round < kRounds; ++round) {
+    if (round == kWarmRounds) faults_at_warm = minor_faults();
+    std::thread worker([&handed, &sizes] {
+      for (void*& p : handed) {
+        hs_free(p);
+        p = nullptr;
+      }
+      for (size_t i = 0; i < sizes.size(); ++i) {
+        void* dies = hs_malloc(sizes[i]);
+        handed[i] = hs_malloc(sizes[i]);
+        std::memset(dies, 1, sizes[i]);
+        std::memset(handed[i], 2, sizes[i]);
+        hs_free(dies);
+      }
+    });
+    worker.join();
+  }
+  for (void*& p : handed) hs_free(p);
+  const long per_round = (minor_faults() - faults_at_warm) / (kRounds - kWarmRounds);
+  EXPECT_LE(per_round, 20) << per_round << " minor page faults per round of a new thread ("
+                           << sizes.size() << " sizes)";
 }
 #endif  // !_WIN32
 

@@ -32,6 +32,8 @@ void* map_pages(size_t size);
 // Fault injection for tests (the fault_map_every option): when n > 0, every nth call of
 // map_aligned and map_pages fails as if the OS refused the memory. 0 turns it off.
 void set_map_fault_interval(long n);
+// For the per-OS files (map_fault.cc): true when this mapping request is one to refuse.
+bool map_fault_due();
 // Resizes a map_pages mapping, moving it when it cannot grow in place; the contents are
 // kept without copying. Returns the new address, or nullptr (the old mapping unchanged).
 void* remap_pages(void* addr, size_t old_size, size_t new_size);

@@ -11,34 +11,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <atomic>
-
 #include "platform/platform.h"
 
 extern char** environ;
 
 namespace heapscope::os {
-
-namespace {
-
-std::atomic<unsigned long> g_map_fault_every{0};
-std::atomic<unsigned long> g_map_calls{0};
-
-// True when this mapping request is one the fault injection refuses.
-bool map_fault_due() {
-  unsigned long every = g_map_fault_every.load(std::memory_order_relaxed);
-  if (every == 0) return false;
-  if (g_map_calls.fetch_add(1, std::memory_order_relaxed) % every != every - 1) return false;
-  errno = ENOMEM;
-  return true;
-}
-
-}  // namespace
-
-void set_map_fault_interval(long n) {
-  g_map_calls.store(0, std::memory_order_relaxed);
-  g_map_fault_every.store(n > 0 ? static_cast<unsigned long>(n) : 0, std::memory_order_relaxed);
-}
 
 void* map_aligned(size_t size, size_t alignment) {
   if (map_fault_due()) return nullptr;

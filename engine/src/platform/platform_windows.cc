@@ -13,22 +13,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <atomic>
-
 #include "platform/platform.h"
 
 namespace heapscope::os {
 
 namespace {
-
-std::atomic<unsigned long> g_map_fault_every{0};
-std::atomic<unsigned long> g_map_calls{0};
-
-bool map_fault_due() {
-  unsigned long every = g_map_fault_every.load(std::memory_order_relaxed);
-  if (every == 0) return false;
-  return g_map_calls.fetch_add(1, std::memory_order_relaxed) % every == every - 1;
-}
 
 void* reserve_commit(void* at, size_t size) {
   return VirtualAlloc(at, size, MEM_RESERVE | MEM_COMMIT, PAGE_READWRITE);
@@ -88,11 +77,6 @@ bool reserved_tail_free(void* base, void* addr, size_t size) {
 }
 
 }  // namespace
-
-void set_map_fault_interval(long n) {
-  g_map_calls.store(0, std::memory_order_relaxed);
-  g_map_fault_every.store(n > 0 ? static_cast<unsigned long>(n) : 0, std::memory_order_relaxed);
-}
 
 // VirtualAlloc hands out 64 KiB-aligned reservations and cannot release part of one, so the
 // Linux way (over-map, trim both ends) does not work: reserve size + alignment to find an

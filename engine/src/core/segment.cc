@@ -104,10 +104,6 @@ Segment* segment_of_slow(const void* p) {
   return segment;
 }
 
-// Every slice but the header's.
-static constexpr SliceMap kUsableSlices =
-    SliceMap::range(kHeaderSlices, kSlicesPerSegment - kHeaderSlices);
-
 static void segment_link(ThreadData* td, Segment* segment) {
   segment->prev = nullptr;
   segment->next = td->segments;

@@ -74,6 +74,26 @@ HS_ALWAYS_INLINE bool is_normal_segment_entry(uint8_t kind) {
 #endif
 }
 
+// Every slice but the header's.
+inline constexpr SliceMap kUsableSlices =
+    SliceMap::range(kHeaderSlices, kSlicesPerSegment - kHeaderSlices);
+
+// Calls fn(page) for every page of a normal segment (every span in use), in address order.
+// Only the in-use spans' first descriptors are read: the slice bitmap finds them. Reading the
+// other descriptors would fault their pages in, and where the kernel maps no shared zero page
+// for a read (as on some VM kernels) that commits all 64 KiB of a segment's descriptors.
+// fn may free the span it is given.
+template <typename Fn>
+void segment_for_each_page(Segment* segment, Fn&& fn) {
+  const SliceMap used = ~segment->free_slices & kUsableSlices;
+  for (size_t j = used.next_set(0); j < kSlicesPerSegment;) {
+    Page* page = &segment->pages[j];
+    const size_t count = page->slice_count;
+    fn(page);
+    j = used.next_set(j + (count != 0 ? count : 1));
+  }
+}
+
 // ---- segment.cc --------------------------------------------------------------------------------
 // A span for a page of size class `bin` (0: a one-block page of no class). Resident free
 // slices come first, those a page of the same class started at first of all: it will carve

@@ -330,16 +330,14 @@ static void abandon_segments(ThreadData* td) {
     abandoned_push(segment);
     abandoned_schedule_purge(segment, true);
     bool freed_meanwhile = false;
-    for (size_t i = kHeaderSlices; i < kSlicesPerSegment; ++i) {
-      Page* page = &segment->pages[i];
-      if (page->slice_count == 0) continue;
+    segment_for_each_page(segment, [&freed_meanwhile](Page* page) {
       page->next = page->prev = nullptr;
       page_set_keep_bias(page, false);
       __atomic_store_n(&page->heap, nullptr, __ATOMIC_RELAXED);
       page->remote_in_full.store(1, std::memory_order_seq_cst);
       page_set_owner(page, 0, std::memory_order_release);
       if (page->thread_free.load(std::memory_order_seq_cst) != nullptr) freed_meanwhile = true;
-    }
+    });
     if (freed_meanwhile) g_abandoned_freed_into.store(true, std::memory_order_release);
     spin_unlock(g_abandoned_lock);
     g_counters.abandoned_segments.fetch_add(1, std::memory_order_relaxed);
@@ -366,9 +364,7 @@ static void adopt_segment(ThreadData* td, Segment* segment) {
     td->purge_deadline = segment->purge_deadline;
   }
   Heap* heap = td->default_heap;
-  for (size_t i = kHeaderSlices; i < kSlicesPerSegment; ++i) {
-    Page* page = &segment->pages[i];
-    if (page->slice_count == 0) continue;
+  segment_for_each_page(segment, [td, heap](Page* page) {
     __atomic_store_n(&page->heap, heap, __ATOMIC_RELAXED);
     page_set_owner(page, heap->thread_id, std::memory_order_release);
     page_collect(page);
@@ -377,7 +373,7 @@ static void adopt_segment(ThreadData* td, Segment* segment) {
     } else {
       heap_adopt_page(heap, page);
     }
-  }
+  });
 }
 
 Segment* reclaim_abandoned(ThreadData* td, size_t slices_wanted) {
@@ -401,13 +397,14 @@ std::atomic<bool> g_abandoned_freed_into{false};
 // Returns true if it was unmapped.
 static bool abandoned_tidy(Segment* segment, Page* only) {
   bool was_empty = segment_is_empty(segment);
-  for (size_t i = kHeaderSlices; i < kSlicesPerSegment; ++i) {
-    Page* page = only != nullptr ? only : &segment->pages[i];
-    if (page->slice_count != 0) {
-      page_collect(page);
-      if (page->used == 0) span_free_abandoned(page);
-    }
-    if (only != nullptr) break;
+  auto tidy_page = [](Page* page) {
+    page_collect(page);
+    if (page->used == 0) span_free_abandoned(page);
+  };
+  if (only != nullptr) {
+    tidy_page(only);
+  } else {
+    segment_for_each_page(segment, tidy_page);
   }
   bool empty = segment_is_empty(segment);
   if (empty && !was_empty) {

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <heapscope/heapscope.h>
 #if !defined(_WIN32)
+#include <sys/mman.h>      // mincore: which of a segment header's pages were ever touched
 #include <sys/resource.h>  // getrusage: the page-reuse test counts minor faults (POSIX)
 #endif
 
@@ -345,6 +346,44 @@ TEST(ThreadRounds, FollowingThreadsReuseManyThinlyUsedPages) {
                            << sizes.size() << " sizes)";
 }
 #endif  // !_WIN32
+
+#if defined(__linux__)
+// Pages of [begin, begin + bytes) that are mapped in (by a write, or by a read: a read of an
+// untouched anonymous page maps one too, the kernel's shared zero page where it has one and a
+// fresh page where it has not, as on some VM kernels).
+size_t touched_pages(uintptr_t begin, size_t bytes) {
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  std::vector<unsigned char> in_core((bytes + page - 1) / page);
+  if (mincore(reinterpret_cast<void*>(begin), bytes, in_core.data()) != 0) return SIZE_MAX;
+  return static_cast<size_t>(
+      std::count_if(in_core.begin(), in_core.end(), [](unsigned char c) { return (c & 1) != 0; }));
+}
+
+// A segment's header holds a 128-byte descriptor for each of its 512 slices (64 KiB). When a
+// thread exits, and when another adopts its segment, only the descriptors of pages in use may
+// be visited: reading all of them faulted in the whole 64 KiB per segment of every exited
+// thread (as real memory, where the kernel has no shared zero page).
+TEST(ThreadRounds, AbandonAndAdoptTouchOnlyTheDescriptorsInUse) {
+  if (hs_test::under_emulator()) GTEST_SKIP() << "mincore reports the emulator's view";
+  hs_collect(1);  // nothing abandoned: the second thread adopts the segment made below
+  constexpr uintptr_t kSegmentBytes = uintptr_t{32} << 20;
+  constexpr size_t kHeaderBytes = size_t{128} << 10;
+  void* kept = nullptr;
+  std::thread([&kept] { kept = hs_malloc(16); }).join();  // a live block: the segment stays
+  const uintptr_t segment = reinterpret_cast<uintptr_t>(kept) & ~(kSegmentBytes - 1);
+  const size_t after_abandon = touched_pages(segment, kHeaderBytes);
+  void* second = nullptr;
+  std::thread([&second] { second = hs_malloc(16); }).join();  // adopts it, then abandons it
+  const bool adopted = (reinterpret_cast<uintptr_t>(second) & ~(kSegmentBytes - 1)) == segment;
+  const size_t after_adopt = touched_pages(segment, kHeaderBytes);
+  hs_free(second);
+  hs_free(kept);
+  ASSERT_TRUE(adopted) << "the second thread did not take over the first one's segment";
+  // The header's fields and the descriptors of the pages in use: a few pages, not 17.
+  EXPECT_LE(after_abandon, 3u) << "header pages touched after the thread exited";
+  EXPECT_LE(after_adopt, 3u) << "header pages touched after a thread adopted the segment";
+}
+#endif  // __linux__
 
 }  // namespace
 

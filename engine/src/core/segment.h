@@ -88,8 +88,10 @@ void segment_for_each_page(Segment* segment, Fn&& fn) {
   const SliceMap used = ~segment->free_slices & kUsableSlices;
   for (size_t j = used.next_set(0); j < kSlicesPerSegment;) {
     Page* page = &segment->pages[j];
+    // A run of used slices starts with a span's first slice; a descriptor that is not one
+    // (slice_count 0) is passed over, never handed to fn.
     const size_t count = page->slice_count;
-    fn(page);
+    if (count != 0) fn(page);
     j = used.next_set(j + (count != 0 ? count : 1));
   }
 }

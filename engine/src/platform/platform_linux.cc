@@ -215,10 +215,8 @@ uintptr_t parse_hex(const char*& s) {
   }
 }
 
-}  // namespace
-
-// /proc/self/maps read with read(2) into a stack buffer: stdio would allocate.
-uintptr_t mapping_end(uintptr_t address) {
+// One pass over /proc/self/maps, read with read(2) into a stack buffer: stdio would allocate.
+uintptr_t find_mapping_end(uintptr_t address) {
   int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
   if (fd < 0) return 0;
   char buffer[4096];
@@ -247,6 +245,20 @@ uintptr_t mapping_end(uintptr_t address) {
   }
   close(fd);
   return found;
+}
+
+}  // namespace
+
+// The file is produced a piece per read: a mapping that another thread splits, merges or moves
+// meanwhile can be left out of the pass (seen under qemu-user, where eight threads starting at
+// once and mapping memory missed their stacks in about one run in two). The mapping asked about
+// exists, so a miss is retried.
+uintptr_t mapping_end(uintptr_t address) {
+  constexpr int kPasses = 4;
+  for (int pass = 0; pass < kPasses; ++pass) {
+    if (uintptr_t end = find_mapping_end(address); end != 0) return end;
+  }
+  return 0;
 }
 
 uint32_t unwind_stack(uintptr_t*, uint32_t) { return 0; }

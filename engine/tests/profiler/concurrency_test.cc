@@ -258,7 +258,8 @@ TEST_P(ProfConcurrencyAt, EightThreadsCrossThreadFreesWhileDumpingSnapshottingVi
   for (double e : expected_samples) expected += e;
   EXPECT_GT(static_cast<double>(s.total_samples), expected * 0.8);
   EXPECT_LT(static_cast<double>(s.total_samples), expected * 1.2);
-  EXPECT_EQ(s.dropped_samples, 0u);
+  EXPECT_EQ(s.dropped_samples, 0u)
+      << "no memory " << s.dropped_no_memory << ", empty stack " << s.dropped_empty_stack;
   EXPECT_EQ(s.live_samples, 0u);
   EXPECT_EQ(s.live_bytes, 0u);
   EXPECT_EQ(s.live_bytes_estimate, 0.0);

@@ -12,6 +12,7 @@
 #   --target NAME   run only these targets (default: all four)
 #   --control-only  run only the positive control
 #   --no-build      use the fuzz build as it is
+# Environment: HEAPSCOPE_FUZZ_JOBS, how many targets (and build jobs) run at once (default 2).
 # Logs and any crashing input: build/fuzz/fuzz-gate/<target>/ (crash-*, leak-*, timeout-*).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -78,9 +79,11 @@ else
 fi
 [ "$control_only" = 1 ] && exit $status
 
-for name in "${targets[@]}"; do
-  run_target "$name" "$name"
-  rc=$?
+# The targets run $jobs at a time (each is one process; the machine has that many cores), and
+# are reported in order once their batch is done.
+jobs="${HEAPSCOPE_FUZZ_JOBS:-2}"
+report() {
+  local name="$1" rc="$2" runs found
   runs=$(grep -oE 'stat::number_of_executed_units: [0-9]+' "$out_root/$name/log" | grep -oE '[0-9]+$')
   found=$(findings_of "$out_root/$name/log")
   if [ "$rc" -ne 0 ] || [ -n "$found" ]; then
@@ -91,5 +94,17 @@ for name in "${targets[@]}"; do
   else
     echo "fuzz-gate: ok: $name, ${runs:-?} runs in ${seconds} s"
   fi
+}
+for ((first = 0; first < ${#targets[@]}; first += jobs)); do
+  batch=("${targets[@]:first:jobs}")
+  pids=()
+  for name in "${batch[@]}"; do
+    run_target "$name" "$name" &
+    pids+=($!)
+  done
+  for i in "${!batch[@]}"; do
+    wait "${pids[$i]}"
+    report "${batch[$i]}" $?
+  done
 done
 exit $status

@@ -302,9 +302,11 @@ int child_work(const Block& inherited) {
   std::array<Block, 128> blocks{};
   size_t count = 0;
   for (size_t n :
-       {size_t{8}, size_t{100}, size_t{3000}, 50 * kKiB, 700 * kKiB, 5 * kMiB, 20 * kMiB}) {
-    // One block of each huge size: faulting 100 MiB into every child cost a second a fork.
-    for (int i = 0; i < (n > 1 * kMiB ? 1 : 20); ++i) {
+       {size_t{8}, size_t{100}, size_t{3000}, 50 * kKiB, 700 * kKiB, 5 * kMiB, 9 * kMiB}) {
+    // One block of each large and huge size: every page a child faults in costs time on this
+    // path (40 MiB per child made each fork take half a second), and one block per size
+    // reaches the same code as twenty.
+    for (int i = 0; i < (n > 512 * kKiB ? 1 : 20); ++i) {
       Block b = make_block(n, n + static_cast<size_t>(i));
       if (b.p == nullptr) return 11;
       blocks[count++] = b;

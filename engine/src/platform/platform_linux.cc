@@ -250,9 +250,9 @@ uintptr_t find_mapping_end(uintptr_t address) {
 }  // namespace
 
 // The file is produced a piece per read: a mapping that another thread splits, merges or moves
-// meanwhile can be left out of the pass (seen under qemu-user, where eight threads starting at
-// once and mapping memory missed their stacks in about one run in two). The mapping asked about
-// exists, so a miss is retried.
+// meanwhile can be left out of the pass (seen under qemu-user, where a test with eight threads
+// starting at once and mapping memory missed a stack in one run of five). The mapping asked
+// about exists, so a miss is retried.
 uintptr_t mapping_end(uintptr_t address) {
   constexpr int kPasses = 4;
   for (int pass = 0; pass < kPasses; ++pass) {

@@ -8,21 +8,40 @@
 // the measurement is a long series of short blocks: in each block every library runs the same
 // malloc(size) / one-byte write / free loop for a fixed number of pairs, in a shuffled order,
 // after a short untimed warm-up. Blocks a millisecond apart see the same machine, so the
-// per-block ratio to the first library is a tight paired sample; the report gives its median
-// with a 95% percentile-bootstrap interval (blocks resampled) and the ratio of fastest blocks.
+// per-block ratio to the first library is a tight paired sample.
+//
+// Where a library's code lands in memory matters too: two identical copies of one library
+// file, each in its own page-cache pages, differed by 1-2% at 16 B in every process of a run
+// (the same file bytes at other physical addresses, so other cache sets), and by up to 7% in
+// an earlier session. A single process, or a fixed file per library, would carry that into
+// every comparison of two builds. So the blocks are split over several measuring processes
+// (forked one after another), each of which loads a fresh copy of every library file (new
+// pages, a new address layout) in an order rotated between processes, so every library is
+// loaded first equally often; the placement then varies between processes and the interval
+// below includes it. Copies also make naming one file twice an A/A control. Per library the report
+// gives the geometric mean over processes of each process's median ratio to the first library,
+// a 95% percentile-bootstrap interval (processes resampled, then blocks within each), the
+// spread of the per-process medians (the layout effect), and the ratio of fastest blocks.
 //
 //   hs-ab-loop [--sizes 16,64,256,churn,mixed] [--blocks 2000] [--pairs 100000] [--seed N]
-//              [--json FILE] [--profile NAME] [--profile-accum NAME] NAME=LIB.so NAME=LIB.so [...]
+//              [--processes N] [--json FILE] [--profile NAME] [--profile-accum NAME]
+//              NAME=LIB.so NAME=LIB.so [...]
+//
+// --processes: measuring processes (default 4 per library; rounded up to a multiple of the
+// number of libraries so that the load order is balanced).
 //
 // --profile NAME starts the engine's sampled profiler (hs_prof_start: the interval of
 // HEAPSCOPE_PROF_SAMPLE_INTERVAL, else 512 KiB) in that library only; --profile-accum NAME
 // starts it keeping cumulative counts as well (what HEAPSCOPE_PROF=1 sessions do by default).
-// Naming one file twice loads it once (dlopen): copy it to pair it with itself.
+// Every measuring process loads its own copies, so one file named twice is an A/A pair.
 #include <dlfcn.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -44,6 +63,7 @@ using FreeFn = void (*)(void*);
 struct Library {
   std::string name;
   std::string path;
+  std::string load_path;  // the measuring process's fresh copy of path
   MallocFn malloc_fn = nullptr;
   FreeFn free_fn = nullptr;
   bool start_profiler = false;     // --profile NAME: hs_prof_start in this library
@@ -66,6 +86,7 @@ struct Options {
   size_t blocks = 2000;
   size_t pairs = 100000;
   uint64_t seed = 1;
+  size_t processes = 0;  // 0: kProcessesPerLibrary per library
   std::string json_path;
   std::vector<Library> libraries;
   std::vector<std::string> profiled;        // names given to --profile
@@ -76,8 +97,8 @@ struct Options {
   std::fprintf(
       stderr,
       "hs-ab-loop: %s\nusage: hs-ab-loop [--sizes 16,64,256,churn,mixed] [--blocks N] [--pairs N] "
-      "[--seed N] [--json FILE] [--profile NAME] [--profile-accum NAME] NAME=LIB.so "
-      "NAME=LIB.so [...]\n",
+      "[--seed N] [--processes N] [--json FILE] [--profile NAME] [--profile-accum NAME] "
+      "NAME=LIB.so NAME=LIB.so [...]\n",
       message.c_str());
   std::exit(2);
 }
@@ -120,6 +141,8 @@ Options parse_options(int argc, char** argv) {
       options.pairs = parse_count("--pairs", value(), 1);
     } else if (arg == "--seed") {
       options.seed = parse_count("--seed", value(), 0);
+    } else if (arg == "--processes") {
+      options.processes = parse_count("--processes", value(), 1);
     } else if (arg == "--json") {
       options.json_path = value();
     } else if (arg == "--profile") {
@@ -155,19 +178,20 @@ Options parse_options(int argc, char** argv) {
   return options;
 }
 
-void load(Library& library) {
+// False (after a message) when the library cannot be used.
+bool load(Library& library) {
   // DEEPBIND: the library's own references to malloc/free bind inside it, not to the
   // program's allocator (glibc) that the global scope would give them.
-  void* handle = dlopen(library.path.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND);
+  void* handle = dlopen(library.load_path.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND);
   if (handle == nullptr) {
     std::fprintf(stderr, "hs-ab-loop: cannot load %s: %s\n", library.path.c_str(), dlerror());
-    std::exit(1);
+    return false;
   }
   library.malloc_fn = reinterpret_cast<MallocFn>(dlsym(handle, "malloc"));
   library.free_fn = reinterpret_cast<FreeFn>(dlsym(handle, "free"));
   if (library.malloc_fn == nullptr || library.free_fn == nullptr) {
     std::fprintf(stderr, "hs-ab-loop: %s exports no malloc/free\n", library.path.c_str());
-    std::exit(1);
+    return false;
   }
   if (library.start_profiler) {
     // The engine's sampled profiler: HEAPSCOPE_PROF_SAMPLE_INTERVAL, else 512 KiB.
@@ -182,7 +206,7 @@ void load(Library& library) {
                                          : start != nullptr && start(0);
     if (!started) {
       std::fprintf(stderr, "hs-ab-loop: cannot start the profiler of %s\n", library.path.c_str());
-      std::exit(1);
+      return false;
     }
   }
   // The symbols must be the library's own, not glibc's found through its dependencies.
@@ -190,8 +214,9 @@ void load(Library& library) {
   if (dladdr(reinterpret_cast<void*>(library.malloc_fn), &info) == 0 || info.dli_fname == nullptr ||
       std::strstr(info.dli_fname, "libc.so") != nullptr) {
     std::fprintf(stderr, "hs-ab-loop: %s does not define malloc itself\n", library.path.c_str());
-    std::exit(1);
+    return false;
   }
+  return true;
 }
 
 uint64_t now_ns() {
@@ -252,78 +277,237 @@ double median(std::vector<double> values) {
   return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
 }
 
-struct Interval {
-  double low;
-  double high;
+constexpr size_t kProcessesPerLibrary = 4;
+
+// What one measuring process runs: the libraries loaded in an order rotated by `process`,
+// blocks [first_block, first_block + blocks) of every workload, each library's ns per op
+// written to fd (workload by workload, library by library in command-line order).
+[[noreturn]] void run_measuring_process(Options& options, size_t process, size_t first_block,
+                                        size_t blocks, int fd) {
+  const size_t count = options.libraries.size();
+  const char* tmp = std::getenv("TMPDIR");
+  std::string dir =
+      std::string(tmp != nullptr && tmp[0] != '\0' ? tmp : "/tmp") + "/hs-ab-loop.XXXXXX";
+  if (mkdtemp(dir.data()) == nullptr) {
+    std::fprintf(stderr, "hs-ab-loop: cannot make a directory %s: %s\n", dir.c_str(),
+                 std::strerror(errno));
+    _exit(1);
+  }
+  // Written (new pages allocated) and loaded in the rotated order: where the pages and the
+  // mappings land depends on both.
+  bool ready = true;
+  for (size_t i = 0; i < count && ready; ++i) {
+    const size_t k = (process + i) % count;
+    Library& library = options.libraries[k];
+    library.load_path = dir + "/" + std::to_string(k) + ".so";
+    std::ifstream in(library.path, std::ios::binary);
+    std::ofstream out(library.load_path, std::ios::binary);
+    if (in && out) out << in.rdbuf();
+    if (!in || !out.flush()) {
+      std::fprintf(stderr, "hs-ab-loop: cannot copy %s to %s\n", library.path.c_str(),
+                   library.load_path.c_str());
+      ready = false;
+    }
+  }
+  for (size_t i = 0; i < count && ready; ++i)
+    ready = load(options.libraries[(process + i) % count]);
+  // Mapped copies need no names: nothing is left behind, whatever happened.
+  for (const Library& library : options.libraries) {
+    if (!library.load_path.empty()) unlink(library.load_path.c_str());
+  }
+  rmdir(dir.c_str());
+  if (!ready) _exit(1);
+  hs_bench::SplitMix64 order_rng(options.seed ^ (0x9e3779b97f4a7c15ULL * (process + 1)));
+  std::vector<size_t> order(count);
+  std::vector<double> ns(count * blocks);
+  for (const size_t size : options.sizes) {
+    const size_t warmup = std::max<size_t>(options.pairs / 20, 100);
+    for (size_t b = 0; b < blocks; ++b) {
+      for (size_t k = 0; k < count; ++k) order[k] = k;
+      for (size_t k = count - 1; k > 0; --k) std::swap(order[k], order[order_rng.between(0, k)]);
+      // The same stream for every library in a block, and per block the same in every run.
+      const uint64_t stream = options.seed * 0x9e3779b97f4a7c15ULL + first_block + b;
+      for (size_t k : order) {
+        Library& library = options.libraries[k];
+        run_block(library, size, warmup, ~stream);
+        ns[k * blocks + b] = static_cast<double>(run_block(library, size, options.pairs, stream)) /
+                             static_cast<double>(options.pairs);
+      }
+    }
+    const char* bytes = reinterpret_cast<const char*>(ns.data());
+    size_t left = ns.size() * sizeof(double);
+    while (left > 0) {
+      ssize_t written = write(fd, bytes, left);
+      if (written < 0 && errno == EINTR) continue;
+      if (written <= 0) _exit(1);
+      bytes += written;
+      left -= static_cast<size_t>(written);
+    }
+  }
+  _exit(0);
+}
+
+// Per workload: ns[k] every block's ns per op of library k, process_of[b] the process that
+// ran block b.
+struct Measured {
+  std::vector<std::vector<double>> ns;
+  std::vector<uint32_t> process_of;
 };
 
-// Percentile bootstrap of the median: blocks are the resampled unit.
-Interval bootstrap_median(const std::vector<double>& values, uint64_t seed) {
-  constexpr size_t kResamples = 2000;
-  hs_bench::SplitMix64 rng(seed);
-  std::vector<double> medians;
-  medians.reserve(kResamples);
-  std::vector<double> sample(values.size());
-  for (size_t r = 0; r < kResamples; ++r) {
-    for (double& v : sample) v = values[rng.between(0, values.size() - 1)];
-    medians.push_back(median(sample));
+// Forks the measuring processes one after another and gathers their blocks; false (after a
+// message) when one fails.
+bool measure(Options& options, size_t processes, size_t blocks_per_process,
+             std::vector<Measured>& measured) {
+  const size_t count = options.libraries.size();
+  measured.assign(options.sizes.size(), Measured{});
+  for (Measured& m : measured) m.ns.assign(count, {});
+  std::fflush(stdout);  // a child must not write the parent's buffered output again
+  std::fflush(stderr);
+  for (size_t p = 0; p < processes; ++p) {
+    int fds[2];
+    if (pipe(fds) != 0) {
+      std::fprintf(stderr, "hs-ab-loop: pipe: %s\n", std::strerror(errno));
+      return false;
+    }
+    pid_t pid = fork();
+    if (pid < 0) {
+      std::fprintf(stderr, "hs-ab-loop: fork: %s\n", std::strerror(errno));
+      return false;
+    }
+    if (pid == 0) {
+      close(fds[0]);
+      run_measuring_process(options, p, p * blocks_per_process, blocks_per_process, fds[1]);
+    }
+    close(fds[1]);
+    std::vector<double> values(options.sizes.size() * count * blocks_per_process);
+    char* bytes = reinterpret_cast<char*>(values.data());
+    const size_t wanted = values.size() * sizeof(double);
+    size_t got = 0;
+    while (got < wanted) {
+      ssize_t n = read(fds[0], bytes + got, wanted - got);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      got += static_cast<size_t>(n);
+    }
+    close(fds[0]);
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || got != wanted) {
+      std::fprintf(stderr, "hs-ab-loop: measuring process %zu of %zu failed (%s %d)\n", p + 1,
+                   processes, WIFSIGNALED(status) ? "signal" : "exit status",
+                   WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+      return false;
+    }
+    for (size_t s = 0; s < options.sizes.size(); ++s) {
+      const double* at = values.data() + s * count * blocks_per_process;
+      for (size_t k = 0; k < count; ++k) {
+        measured[s].ns[k].insert(measured[s].ns[k].end(), at + k * blocks_per_process,
+                                 at + (k + 1) * blocks_per_process);
+      }
+      measured[s].process_of.insert(measured[s].process_of.end(), blocks_per_process,
+                                    static_cast<uint32_t>(p));
+    }
   }
-  std::sort(medians.begin(), medians.end());
-  return {medians[kResamples * 25 / 1000], medians[kResamples * 975 / 1000 - 1]};
+  return true;
+}
+
+struct RatioEstimate {
+  double ratio;       // geometric mean over processes of each one's median paired ratio
+  double low, high;   // its 95% bootstrap interval
+  double spread_low;  // the smallest and largest per-process median: the layout effect
+  double spread_high;
+};
+
+// ratios[p]: the per-block ratios measured in process p. Two-stage percentile bootstrap:
+// processes resampled, then blocks within each chosen process.
+RatioEstimate estimate_ratio(const std::vector<std::vector<double>>& ratios, uint64_t seed) {
+  constexpr size_t kResamples = 2000;
+  const size_t processes = ratios.size();
+  RatioEstimate estimate{};
+  double log_sum = 0;
+  estimate.spread_low = HUGE_VAL;
+  estimate.spread_high = 0;
+  for (const std::vector<double>& in_process : ratios) {
+    const double m = median(in_process);
+    log_sum += std::log(m);
+    estimate.spread_low = std::min(estimate.spread_low, m);
+    estimate.spread_high = std::max(estimate.spread_high, m);
+  }
+  estimate.ratio = std::exp(log_sum / static_cast<double>(processes));
+  hs_bench::SplitMix64 rng(seed);
+  std::vector<double> means;
+  means.reserve(kResamples);
+  std::vector<double> sample;
+  for (size_t r = 0; r < kResamples; ++r) {
+    double sum = 0;
+    for (size_t i = 0; i < processes; ++i) {
+      const std::vector<double>& chosen = ratios[rng.between(0, processes - 1)];
+      sample.resize(chosen.size());
+      for (double& v : sample) v = chosen[rng.between(0, chosen.size() - 1)];
+      sum += std::log(median(sample));
+    }
+    means.push_back(std::exp(sum / static_cast<double>(processes)));
+  }
+  std::sort(means.begin(), means.end());
+  estimate.low = means[kResamples * 25 / 1000];
+  estimate.high = means[kResamples * 975 / 1000 - 1];
+  return estimate;
 }
 
 int run(int argc, char** argv) {
   Options options = parse_options(argc, argv);
-  for (Library& library : options.libraries) load(library);
   const size_t count = options.libraries.size();
-  hs_bench::SplitMix64 order_rng(options.seed);
+  size_t processes = options.processes != 0 ? options.processes : kProcessesPerLibrary * count;
+  processes = (processes + count - 1) / count * count;  // each library loaded first equally often
+  const size_t blocks_per_process = (options.blocks + processes - 1) / processes;
+  const size_t blocks = blocks_per_process * processes;
   nlohmann::json report = {{"pairs_per_block", options.pairs},
-                           {"blocks", options.blocks},
+                           {"blocks", blocks},
+                           {"processes", processes},
                            {"seed", options.seed},
                            {"sizes", nlohmann::json::array()}};
   std::printf(
-      "hs-ab-loop: %zu blocks of %zu ops per library and workload, order shuffled per "
-      "block (seed %llu); ns per op (a malloc/free pair)\n",
-      options.blocks, options.pairs, static_cast<unsigned long long>(options.seed));
+      "hs-ab-loop: %zu blocks of %zu ops per library and workload, in %zu processes with the "
+      "load order rotated, order shuffled per block (seed %llu); ns per op (a malloc/free "
+      "pair)\n",
+      blocks, options.pairs, processes, static_cast<unsigned long long>(options.seed));
+  std::vector<Measured> measured;
+  if (!measure(options, processes, blocks_per_process, measured)) return 1;
   for (size_t s = 0; s < options.sizes.size(); ++s) {
     const size_t size = options.sizes[s];
-    const size_t warmup = std::max<size_t>(options.pairs / 20, 100);
-    std::vector<std::vector<double>> ns(count);  // per library, per block
-    std::vector<size_t> order(count);
-    for (size_t b = 0; b < options.blocks; ++b) {
-      for (size_t k = 0; k < count; ++k) order[k] = k;
-      for (size_t k = count - 1; k > 0; --k) std::swap(order[k], order[order_rng.between(0, k)]);
-      for (size_t k : order) {
-        Library& library = options.libraries[k];
-        const uint64_t stream = options.seed * 0x9e3779b97f4a7c15ULL + b;
-        run_block(library, size, warmup, ~stream);
-        ns[k].push_back(static_cast<double>(run_block(library, size, options.pairs, stream)) /
-                        static_cast<double>(options.pairs));
-      }
-    }
+    const std::vector<std::vector<double>>& ns = measured[s].ns;
     std::string label = size == kChurn   ? "churn (1000 live blocks of 16-512 B)"
                         : size == kMixed ? "mixed (20000 live blocks of 8 B-1 MiB)"
                                          : std::to_string(size) + " B";
-    std::printf("\n%s\n  %-16s %8s %8s   %-34s %s\n", label.c_str(), "library", "fastest", "median",
-                "paired ratio to first [95% CI]", "fastest/fastest");
+    std::printf("\n%s\n  %-16s %8s %8s   %-34s %-20s %s\n", label.c_str(), "library", "fastest",
+                "median", "paired ratio to first [95% CI]", "per-process range", "fastest/fastest");
     const char* workload = size == kChurn ? "churn" : size == kMixed ? "mixed" : "pair";
-    nlohmann::json size_report = {{"workload", workload}, {"libraries", nlohmann::json::array()}};
+    nlohmann::json size_report = {{"workload", workload},
+                                  {"process_of_block", measured[s].process_of},
+                                  {"libraries", nlohmann::json::array()}};
     if (size != kChurn && size != kMixed) size_report["size"] = size;
     for (size_t k = 0; k < count; ++k) {
       const double fastest = *std::min_element(ns[k].begin(), ns[k].end());
       std::printf("  %-16s %8.3f %8.3f", options.libraries[k].name.c_str(), fastest, median(ns[k]));
+      nlohmann::json library_report = {{"name", options.libraries[k].name},
+                                       {"path", options.libraries[k].path},
+                                       {"ns_per_pair", ns[k]}};
       if (k > 0) {
-        std::vector<double> ratios(options.blocks);
-        for (size_t b = 0; b < options.blocks; ++b) ratios[b] = ns[k][b] / ns[0][b];
-        Interval ci = bootstrap_median(ratios, options.seed ^ (size * 131 + k));
+        std::vector<std::vector<double>> ratios(processes);
+        for (size_t b = 0; b < blocks; ++b) {
+          ratios[measured[s].process_of[b]].push_back(ns[k][b] / ns[0][b]);
+        }
+        const RatioEstimate e = estimate_ratio(ratios, options.seed ^ (size * 131 + k));
         const double fastest_first = *std::min_element(ns[0].begin(), ns[0].end());
-        std::printf("   %.4f [%.4f, %.4f]%12s %.4f", median(ratios), ci.low, ci.high, "",
-                    fastest / fastest_first);
+        std::printf("   %.4f [%.4f, %.4f]%12s [%.4f, %.4f] %.4f", e.ratio, e.low, e.high, "",
+                    e.spread_low, e.spread_high, fastest / fastest_first);
+        library_report["ratio_to_first"] = {{"estimate", e.ratio},
+                                            {"ci95", {e.low, e.high}},
+                                            {"per_process_range", {e.spread_low, e.spread_high}}};
       }
       std::printf("\n");
-      size_report["libraries"].push_back({{"name", options.libraries[k].name},
-                                          {"path", options.libraries[k].path},
-                                          {"ns_per_pair", ns[k]}});
+      size_report["libraries"].push_back(std::move(library_report));
     }
     report["sizes"].push_back(std::move(size_report));
     std::fflush(stdout);

@@ -122,10 +122,13 @@ TEST(Memory, LeakyShimKeepsItsPeakWhileGlibcReturnsMemory) {
     EXPECT_GE(m["return_points"][2]["at_seconds"].get<double>(), 5.0);
     EXPECT_GT(peak, 4 * kMiB) << c.name;
     if (!c.judged) continue;
+    // glibc keeps about half (the stream's live set; its peak is a transient the 2 ms sampler
+    // may catch only in part: a run on a loaded machine read 12.6 MiB peak, 6.3 at +5 s), so
+    // its bound sits well apart from the leaky shim's, not at the edge of glibc's own figure.
     if (c.leaky) {
       EXPECT_GE(last, 0.95 * peak) << c.name;
     } else {
-      EXPECT_LE(last, 0.5 * peak) << c.name;
+      EXPECT_LE(last, 0.8 * peak) << c.name;
     }
   }
 }

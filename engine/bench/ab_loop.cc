@@ -19,7 +19,7 @@
 // pages, a new address layout) in an order rotated between processes, so every library is
 // loaded first equally often; the placement then varies between processes and the interval
 // below includes it. Copies also make naming one file twice an A/A control. Per library the report
-// gives the geometric mean over processes of each process's median ratio to the first library,
+// gives the median over processes of each process's median ratio to the first library,
 // a 95% percentile-bootstrap interval (processes resampled, then blocks within each), the
 // spread of the per-process medians (the layout effect), and the ratio of fastest blocks.
 //
@@ -41,7 +41,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -413,45 +412,42 @@ bool measure(Options& options, size_t processes, size_t blocks_per_process,
 }
 
 struct RatioEstimate {
-  double ratio;       // geometric mean over processes of each one's median paired ratio
+  double ratio;       // the median over processes of each one's median paired ratio
   double low, high;   // its 95% bootstrap interval
-  double spread_low;  // the smallest and largest per-process median: the layout effect
+  double spread_low;  // the smallest and largest per-process median: the placement effect
   double spread_high;
 };
 
-// ratios[p]: the per-block ratios measured in process p. Two-stage percentile bootstrap:
-// processes resampled, then blocks within each chosen process.
+// ratios[p]: the per-block ratios measured in process p. The median over processes, not a
+// mean: now and then one process in a dozen runs a library several percent (at churn up to
+// 2x) off the others, and a mean carried that into an A/A pair's estimate. Two-stage
+// percentile bootstrap: processes resampled, then blocks within each chosen process.
 RatioEstimate estimate_ratio(const std::vector<std::vector<double>>& ratios, uint64_t seed) {
   constexpr size_t kResamples = 2000;
   const size_t processes = ratios.size();
+  std::vector<double> per_process(processes);
+  for (size_t p = 0; p < processes; ++p) per_process[p] = median(ratios[p]);
   RatioEstimate estimate{};
-  double log_sum = 0;
-  estimate.spread_low = HUGE_VAL;
-  estimate.spread_high = 0;
-  for (const std::vector<double>& in_process : ratios) {
-    const double m = median(in_process);
-    log_sum += std::log(m);
-    estimate.spread_low = std::min(estimate.spread_low, m);
-    estimate.spread_high = std::max(estimate.spread_high, m);
-  }
-  estimate.ratio = std::exp(log_sum / static_cast<double>(processes));
+  estimate.ratio = median(per_process);
+  estimate.spread_low = *std::min_element(per_process.begin(), per_process.end());
+  estimate.spread_high = *std::max_element(per_process.begin(), per_process.end());
   hs_bench::SplitMix64 rng(seed);
-  std::vector<double> means;
-  means.reserve(kResamples);
+  std::vector<double> medians;
+  medians.reserve(kResamples);
   std::vector<double> sample;
+  std::vector<double> resampled(processes);
   for (size_t r = 0; r < kResamples; ++r) {
-    double sum = 0;
-    for (size_t i = 0; i < processes; ++i) {
+    for (double& m : resampled) {
       const std::vector<double>& chosen = ratios[rng.between(0, processes - 1)];
       sample.resize(chosen.size());
       for (double& v : sample) v = chosen[rng.between(0, chosen.size() - 1)];
-      sum += std::log(median(sample));
+      m = median(sample);
     }
-    means.push_back(std::exp(sum / static_cast<double>(processes)));
+    medians.push_back(median(resampled));
   }
-  std::sort(means.begin(), means.end());
-  estimate.low = means[kResamples * 25 / 1000];
-  estimate.high = means[kResamples * 975 / 1000 - 1];
+  std::sort(medians.begin(), medians.end());
+  estimate.low = medians[kResamples * 25 / 1000];
+  estimate.high = medians[kResamples * 975 / 1000 - 1];
   return estimate;
 }
 

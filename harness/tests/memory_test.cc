@@ -138,9 +138,10 @@ TEST(Memory, LeakyShimKeepsItsPeakWhileGlibcReturnsMemory) {
 // footprint shim (64 MiB more) is flagged; the summary carries every memory field. A true A/A
 // still excludes 1.0 in ~5% of runs, so the control asserts equivalence, not that the CI
 // contains 1.0. It does so on long-lived, whose peak is a steady live set (its A/A reads
-// [1.000, 1.000]); on large-buffers the peak is transient, a 2 ms sampler misses part of it,
-// and 7 blocks give a coarse interval (an A/A read [0.899, 1.015] there), so only its median
-// effect is held to 10%.
+// [1.000, 1.000]); on large-buffers the peak is transient (the replay lasts ~15 ms), a 2 ms
+// sampler catches it at a random phase, and 7 blocks give a coarse interval (A/A reads there:
+// [0.899, 1.015], and 1.137 [1.015, 1.224] in a clean-clone CI run), so only its median effect
+// is held, to 20%: the footprint shim's peak effect there is 0.17 [0.16, 0.22], far outside.
 TEST(Memory, AaControlHasNoPeakEffectAndFootprintShimIsFlagged) {
   ScratchDir dir("memory-aa");
   const CommandResult r = hsbench({"run",
@@ -183,7 +184,7 @@ TEST(Memory, AaControlHasNoPeakEffectAndFootprintShimIsFlagged) {
   EXPECT_GE(aa_effect["ci_low"].get<double>(), 0.97) << aa_effect.dump();
   EXPECT_LE(aa_effect["ci_high"].get<double>(), 1.03) << aa_effect.dump();
   const auto aa_transient = summary_row(summary, "large-buffers", 1, "glibc-aa")["memory"];
-  EXPECT_NEAR(aa_transient["peak_effect_vs_baseline"]["effect"].get<double>(), 1.0, 0.10)
+  EXPECT_NEAR(aa_transient["peak_effect_vs_baseline"]["effect"].get<double>(), 1.0, 0.20)
       << aa_transient.dump();
   const auto fp = summary_row(summary, "large-buffers", 1, "footprint")["memory"];
   EXPECT_LT(fp["peak_effect_vs_baseline"]["ci_high"].get<double>(), 1.0) << fp.dump();

@@ -183,7 +183,11 @@ bool load(Library& library) {
   // program's allocator (glibc) that the global scope would give them.
   void* handle = dlopen(library.load_path.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND);
   if (handle == nullptr) {
-    std::fprintf(stderr, "hs-ab-loop: cannot load %s: %s\n", library.path.c_str(), dlerror());
+    // The copy sits in $TMPDIR (else /tmp): a directory mounted noexec refuses to map it.
+    std::fprintf(stderr,
+                 "hs-ab-loop: cannot load %s (copied to %s): %s\n"
+                 "hs-ab-loop: if that directory is mounted noexec, set TMPDIR to one that is not\n",
+                 library.path.c_str(), library.load_path.c_str(), dlerror());
     return false;
   }
   library.malloc_fn = reinterpret_cast<MallocFn>(dlsym(handle, "malloc"));

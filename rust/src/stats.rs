@@ -38,6 +38,8 @@ pub struct Stats {
     pub abandoned_segments: u64,
     /// Huge reallocations served by remapping instead of copying.
     pub huge_remaps: u64,
+    /// Full pages other threads took over from a thread idle in the allocator, cumulative.
+    pub pages_taken_over: u64,
 }
 
 /// The allocator's statistics now.

@@ -76,13 +76,16 @@ HS_API HS_MALLOC_ATTR void* hs_heap_zalloc(hs_heap_t* heap, size_t size);
 HS_API HS_MALLOC_ATTR void* hs_heap_calloc(hs_heap_t* heap, size_t count, size_t size);
 HS_API void* hs_heap_realloc(hs_heap_t* heap, void* p, size_t new_size);
 HS_API HS_MALLOC_ATTR void* hs_heap_malloc_aligned(hs_heap_t* heap, size_t size, size_t alignment);
-// True if p points into a block of a page that heap owns (O(1); liveness is not checked).
+// True if p points into a block of a page that heap owns (O(1); liveness is not checked). A
+// full page of a default heap whose thread is idle in the allocator may be taken over by a
+// thread freeing into it (first-class heaps' pages never are): its blocks then answer for
+// that thread's default heap.
 HS_API int hs_heap_contains(const hs_heap_t* heap, const void* p);
 // True if p points into memory managed by heapscope (O(1), any pointer value is safe).
 HS_API int hs_is_in_heap_region(const void* p);
 
 // ---- statistics --------------------------------------------------------------------------------
-#define HS_STATS_VERSION 2  // 2 added huge_remaps
+#define HS_STATS_VERSION 3  // 2 added huge_remaps, 3 pages_taken_over
 // Size/version tagged: callers set .size = sizeof(hs_stats_t) and .version = HS_STATS_VERSION;
 // fields past an older caller's size are never written. Counters are exact at quiescence.
 typedef struct hs_stats_s {
@@ -104,6 +107,7 @@ typedef struct hs_stats_s {
   uint64_t huge_count;          // live huge (dedicated-mapping) allocations
   uint64_t abandoned_segments;  // segments of exited threads not yet reclaimed
   uint64_t huge_remaps;         // huge reallocs served by remapping pages, not copying (v2)
+  uint64_t pages_taken_over;    // full pages taken from threads idle in the allocator (v3)
 } hs_stats_t;
 // Process-wide statistics. Returns 0 on success, -1 if the struct is too small/unknown.
 HS_API int hs_stats_get(hs_stats_t* out);

@@ -13,6 +13,7 @@
 #include "core/page_queue.h"
 #include "core/profiler_hooks.h"
 #include "core/segment.h"
+#include "core/takeover.h"
 #include "core/thread.h"
 #include "platform/platform.h"
 
@@ -46,7 +47,7 @@ static void free_remote(Page* page, Block* block) {
     // owner: the page was abandoned after we read its owner; a live thread sweeps for it.
     Heap* owner = __atomic_load_n(&page->heap, __ATOMIC_RELAXED);
     if (owner != nullptr) {
-      owner->remote_hint.store(true, std::memory_order_release);
+      note_free_into_full(owner, page);
     } else {
       g_abandoned_freed_into.store(true, std::memory_order_release);
     }
@@ -103,7 +104,11 @@ void free_generic(Page* page, void* p) {
     return;
   }
   // Acquire: a 0 read here means the segment's abandoned flag is visible (abandon_segments).
-  uintptr_t owner_tid = page_owner_tid(page, std::memory_order_acquire);
+  // One load for the owner and the in-full flag: a page is taken over (takeover.cc) only
+  // while in its owner's full list, so an owner that reads itself without the flag keeps it.
+  const uintptr_t word = page->owner_word.load(std::memory_order_acquire);
+  const uintptr_t owner_tid = word & kOwnerTidMask;
+  bool in_full = ((word >> kPageFlagShift) & kPageInFull) != 0;
   bool owner = owner_tid == os::thread_id();
   // Checked before the profiler forgets a sample: a double free must not reach it twice.
   if (HS_HARDENED || (page_flags(page) & kPageChecked) != 0) check_free(page, p, owner);
@@ -126,21 +131,28 @@ void free_generic(Page* page, void* p) {
     return;
   }
   Block* block = static_cast<Block*>(p);
-  count_free(owner ? page->heap : nullptr, page->block_size);
-  // A page of an exited thread: freed in place. Normal (not huge) pages live in their
-  // segment's header, so the segment is an align-down.
-  if (owner_tid == 0 &&
-      free_into_abandoned(
-          reinterpret_cast<Segment*>(reinterpret_cast<uintptr_t>(page) & ~kSegmentMask), page, p)) {
-    return;
+  count_free(owner ? __atomic_load_n(&page->heap, __ATOMIC_RELAXED) : nullptr, page->block_size);
+  if (owner_tid == 0) {
+    // A page of an exited thread: freed in place. Normal (not huge) pages live in their
+    // segment's header, so the segment is an align-down.
+    Segment* segment = segment_of_page(page);
+    if (free_into_abandoned(segment, page, p)) return;
+    // A page given back into a live thread's segment (takeover.cc): the freer takes it.
+    owner = claim_returned_page(segment, page);
+    in_full = false;  // a claimed page joins a queue
   }
   if (!owner) {
     free_remote(page, block);
     return;
   }
-  Heap* heap = page->heap;
-  HS_ASSERT_INTERNAL(page_owner_tid(page) == os::thread_id() && heap->thread_id == os::thread_id());
-  if (page_flags(page) & kPageInFull) unmark_full(heap, page);
+  Heap* heap = __atomic_load_n(&page->heap, __ATOMIC_RELAXED);
+  HS_ASSERT_INTERNAL(heap->thread_id == os::thread_id());
+  // Another thread may take a full page over until the owner holds the full-list lock.
+  if (in_full && !unmark_full_if_owner(heap, page)) {
+    free_remote(page, block);
+    return;
+  }
+  HS_ASSERT_INTERNAL(page_owner_tid(page) == os::thread_id());
   block_set_next(block, page->local_free);
   page->local_free = block;
   if (--page->used == 0) page_retire(heap, page);

@@ -78,6 +78,18 @@ struct alignas(64) Heap {
   bool profile_disabled = false;               // hs_heap_profile_disable
 };
 
+// What other threads touch to take over an idle owner's full pages (takeover.cc). It lives
+// beside the heap in its pool slot and is never re-initialized when the slot is reused, so a
+// thread holding a stale heap pointer always meets a valid lock.
+struct HeapShared {
+  std::atomic<uint32_t> full_lock{0};  // guards Heap::full: the owner's changes and takeovers
+  // The owner's thread id while its full pages may be taken (a live thread's default heap),
+  // else 0. Written under full_lock.
+  std::atomic<uintptr_t> takeover_tid{0};
+  std::atomic<int64_t> hint_raised_ms{0};  // when remote_hint last went from false to true
+};
+HeapShared* heap_shared(const Heap* heap);  // of any heap from heap_struct_alloc
+
 extern Heap g_empty_heap;
 // Constant-initialized TLS (platform/thread_local.h), so no wrapper call on the fast path.
 HS_THREAD_LOCAL_EXTERN(Heap*, tls_heap);

@@ -6,6 +6,7 @@
 #include "core/profiler_hooks.h"
 #include "core/segment.h"
 #include "core/spin_lock.h"
+#include "core/takeover.h"
 #include "core/thread.h"
 #include "platform/platform.h"
 
@@ -33,22 +34,10 @@ void heap_adopt_page(Heap* heap, Page* page) {
   queue_push(heap, page, false);
 }
 
-template <typename Fn>
-static void for_each_page(Heap* heap, Fn&& fn) {
-  for (size_t bin = 0; bin <= kBinCount; ++bin) {
-    PageQueue* queue = bin == kBinCount ? &heap->full : &heap->queues[bin];
-    Page* page = queue->first;
-    while (page != nullptr) {
-      Page* next = page->next;
-      fn(page);
-      page = next;
-    }
-  }
-}
-
 // The page page_retire kept for a class stays only while the class is in use: at a purge
 // round an empty one goes back to its segment (reused without faults until it is purged).
 void heap_release_idle_pages(Heap* heap) {
+  if (heap == heap->td->default_heap) heap_collect_foreign(heap);
   for (size_t bin = 1; bin < kBinCount; ++bin) {
     Page* page = heap->queues[bin].first;
     if (page == nullptr || page != heap->queues[bin].last || page_live(page) != 0) continue;
@@ -59,7 +48,7 @@ void heap_release_idle_pages(Heap* heap) {
 }
 
 void heap_release_all(Heap* heap) {
-  for_each_page(heap, [heap](Page* page) {
+  heap_for_each_page(heap, [heap](Page* page) {
     page_collect(page);
     if (page_live(page) == 0) {
       queue_remove(heap, page);
@@ -68,9 +57,17 @@ void heap_release_all(Heap* heap) {
   });
 }
 
+void heap_return_taken(Heap* heap) {
+  heap_for_each_page(heap, [heap](Page* page) {
+    if (segment_owner(segment_of_page(page)) == heap->td) return;
+    queue_remove(heap, page);
+    return_taken_page(page);
+  });
+}
+
 void heap_delete_migrate(Heap* heap) {
   Heap* target = heap->td->default_heap;
-  for_each_page(heap, [heap, target](Page* page) {
+  heap_for_each_page(heap, [heap, target](Page* page) {
     queue_remove(heap, page);
     heap_adopt_page(target, page);
   });
@@ -88,7 +85,7 @@ void heap_destroy_pages(Heap* heap) {
 #if HS_PROFILER
   prof_heap_destroy(heap);
 #endif
-  for_each_page(heap, [heap](Page* page) {
+  heap_for_each_page(heap, [heap](Page* page) {
     page_collect(page);  // remote frees were counted by the threads that made them
     heap->counters.free_count.add(page_live(page));
     heap->counters.freed_total.add(uint64_t{page_live(page)} * page->block_size);

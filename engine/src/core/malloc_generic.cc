@@ -62,6 +62,7 @@ static Page* find_page(Heap* heap, size_t bin) {
   if (HS_UNLIKELY(g_abandoned_freed_into.load(std::memory_order_relaxed))) {
     reclaim_freed_into();
   }
+  reclaim_returned_pages(heap->td);
   purge_due(heap->td, false);
   if (Page* page = queue_page_with_block(heap, bin)) return page;
   // A thread without a segment yet takes over an exited thread's segment (into its default

@@ -3,6 +3,7 @@
 #include "core/page_queue.h"
 
 #include "core/segment.h"
+#include "core/takeover.h"
 #include "core/thread.h"
 
 namespace heapscope {
@@ -19,7 +20,9 @@ void page_retire(Heap* heap, Page* page) {
   PageQueue* queue = &heap->queues[page->bin];
   // Keep the last page of a class: a program freeing and reallocating one block must not
   // map and unmap a page each time. The next purge round frees it if it is still empty.
-  if (queue->first == page && queue->last == page) {
+  // A page taken over from another thread's segment is not kept: it goes back (span_free).
+  if (queue->first == page && queue->last == page &&
+      segment_owner(segment_of_page(page)) == heap->td) {
     if (page->reserved == 1 && heap->kept_large != page) {
       Page* previous = heap->kept_large;
       heap->kept_large = page;
@@ -53,6 +56,7 @@ void heap_release_kept_large(Heap* heap) {
 }
 
 void heap_collect_full(Heap* heap) {
+  full_list_lock(heap);
   Page* page = heap->full.first;
   while (page != nullptr) {
     Page* next = page->next;
@@ -63,6 +67,7 @@ void heap_collect_full(Heap* heap) {
     }
     page = next;
   }
+  full_list_unlock(heap);
 }
 
 }  // namespace heapscope

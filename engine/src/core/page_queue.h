@@ -7,7 +7,9 @@
 #include "core/assert.h"
 #include "core/heap.h"
 #include "core/page.h"
+#include "core/segment.h"
 #include "core/size_class.h"
+#include "core/spin_lock.h"
 #include "events/events_hooks.h"
 
 namespace heapscope {
@@ -44,12 +46,15 @@ inline PageQueue* queue_of(Heap* heap, const Page* page) {
   return (page_flags(page) & kPageInFull) != 0 ? &heap->full : &heap->queues[page->bin];
 }
 
-// After every change of a (not full) queue: its page has the bias exactly when it is alone.
+// After every change of a (not full) queue: its page has the bias exactly when it is alone,
+// unless it is a page taken over from another thread's segment (takeover.cc), which goes
+// back when it empties rather than pin that segment.
 inline void queue_fix_keep_bias(Heap* heap, PageQueue* queue) {
   Page* first = queue->first;
   if (queue == &heap->full || first == nullptr) return;
   bool alone = first == queue->last;
-  page_set_keep_bias(first, alone && first->reserved > 1);
+  page_set_keep_bias(
+      first, alone && first->reserved > 1 && segment_owner(segment_of_page(first)) == heap->td);
   if (!alone) page_set_keep_bias(queue->last, false);
 }
 
@@ -98,7 +103,8 @@ inline void queue_push(Heap* heap, Page* page, bool front) {
   if (queue->first == page && queue != &heap->full) direct_update(heap, page->bin);
 }
 
-// Moves a page out of the full list. Only the owner calls this.
+// Moves a page out of the full list. Only the owner calls this, holding the full-list lock
+// (HeapShared::full_lock: other threads may take a full page over, takeover.cc).
 inline void unmark_full(Heap* heap, Page* page) {
   queue_remove(heap, page);
   page_flags_clear(page, kPageInFull);
@@ -116,9 +122,12 @@ inline bool mark_full(Heap* heap, Page* page) {
     page->remote_in_full.store(0, std::memory_order_relaxed);
     return false;
   }
+  HeapShared* shared = heap_shared(heap);
+  spin_lock(shared->full_lock);
   queue_remove(heap, page);
   page_flags_set(page, kPageInFull);
   queue_push(heap, page, false);
+  spin_unlock(shared->full_lock);
   return true;
 }
 

@@ -127,7 +127,7 @@ static Segment* segment_new(ThreadData* td) {
   segment->kind = SegmentKind::kNormal;
   segment->mapped_size = kSegmentSize;
   segment->mapping = memory;
-  segment->owner = td;
+  __atomic_store_n(&segment->owner, td, __ATOMIC_SEQ_CST);
   segment->free_slices = kUsableSlices;
   guard_segment_header(segment);
   segment_link(td, segment);
@@ -318,7 +318,11 @@ static SliceMap span_clear(Segment* segment, Page* page) {
 }
 
 void span_free(ThreadData* td, Page* page, bool allow_release) {
-  Segment* segment = reinterpret_cast<Segment*>(reinterpret_cast<uintptr_t>(page) & ~kSegmentMask);
+  Segment* segment = segment_of_page(page);
+  if (HS_UNLIKELY(segment_owner(segment) != td)) {  // a page this thread took over
+    return_taken_page(page);
+    return;
+  }
   size_t count = page->slice_count;
   Heap* heap = page->heap;
   if (heap != nullptr && heap->kept_large == page) heap->kept_large = nullptr;
@@ -437,6 +441,11 @@ void purge_due(ThreadData* td, bool force) {
       next = s->purge_deadline;
     }
   }
+  // Pages held in other threads' segments are collected again next round (takeover.cc).
+  if (td->foreign_pages != 0 && !force) {
+    const int64_t again = now + (delay > 0 ? delay : 1);
+    if (next == 0 || again < next) next = again;
+  }
   td->purge_deadline = next;
   if (purged) {
     if (!td->refaulted && delay > 0) td->purge_delay_ms = delay / 2;
@@ -460,7 +469,7 @@ void segments_unmap_if_empty(ThreadData* td) {
 
 void segment_detach(ThreadData* td, Segment* segment) { segment_unlink(td, segment); }
 void segment_attach(ThreadData* td, Segment* segment) {
-  segment->owner = td;
+  __atomic_store_n(&segment->owner, td, __ATOMIC_SEQ_CST);
   segment_link(td, segment);
 }
 void segment_purge_now(Segment* segment) {

@@ -21,11 +21,16 @@ enum class SegmentKind : uint8_t { kNormal = 1, kHuge = 2 };
 struct Segment {
   SegmentKind kind;
   size_t mapped_size;
-  void* mapping;      // start of the OS mapping (== this, except for over-aligned huge blocks)
-  ThreadData* owner;  // nullptr when abandoned
-  Segment* next;      // owner's segment list, or the abandoned list (under its lock)
+  void* mapping;  // start of the OS mapping (== this, except for over-aligned huge blocks)
+  // nullptr when abandoned. Stored and loaded atomically (segment_owner): a thread holding a
+  // page it took over from this segment reads it to give the page back (span_free).
+  ThreadData* owner;
+  Segment* next;  // owner's segment list, or the abandoned list (under its lock)
   Segment* prev;
-  bool abandoned;          // on the abandoned list (guarded by the abandoned-list lock)
+  bool abandoned;  // on the abandoned list (guarded by the abandoned-list lock)
+  // A page another thread had taken over was given back while the segment had an owner (or
+  // was between owners): whoever owns it takes the page over (reclaim_returned_pages).
+  std::atomic<uint8_t> returned_pages;
   SliceMap free_slices;    // slices that belong to no page
   SliceMap dirty_slices;   // free slices that may still be resident (to purge)
   SliceMap young_slices;   // dirty slices freed after purge_deadline was set: wait a round more
@@ -74,6 +79,19 @@ HS_ALWAYS_INLINE bool is_normal_segment_entry(uint8_t kind) {
 #endif
 }
 
+inline ThreadData* segment_owner(const Segment* segment) {
+  return __atomic_load_n(&segment->owner, __ATOMIC_SEQ_CST);
+}
+inline Segment* segment_of_page(const Page* page) {
+  return reinterpret_cast<Segment*>(reinterpret_cast<uintptr_t>(page) & ~kSegmentMask);
+}
+// The first byte of the page's span (its slices, which page->area may start inside).
+inline uint8_t* span_start(const Page* page) {
+  const Segment* segment = segment_of_page(page);
+  return reinterpret_cast<uint8_t*>(const_cast<Segment*>(segment)) +
+         static_cast<size_t>(page - segment->pages) * kSliceSize;
+}
+
 // Every slice but the header's.
 inline constexpr SliceMap kUsableSlices =
     SliceMap::range(kHeaderSlices, kSlicesPerSegment - kHeaderSlices);
@@ -104,7 +122,8 @@ void segment_for_each_page(Segment* segment, Fn&& fn) {
 // taken by a 16-byte class would be).
 Page* span_alloc(ThreadData* td, size_t slices, size_t bin);
 bool span_grow(ThreadData* td, Page* page, size_t slices);  // over free slices right after it
-// Returns the page's slices to its segment; an emptied segment is released when allowed.
+// Returns the page's slices to its segment; an emptied segment is released when allowed. A
+// page of another thread's segment (taken over, see takeover.cc) goes back to that segment.
 void span_free(ThreadData* td, Page* page, bool allow_release = true);
 // A span of an abandoned segment (the caller holds the abandoned-list lock): freed, dirty.
 void span_free_abandoned(Page* page);

@@ -151,6 +151,7 @@ int hs_stats_get(hs_stats_t* out) {
   full.huge_count = g_counters.huge_count.load(std::memory_order_relaxed);
   full.abandoned_segments = g_counters.abandoned_segments.load(std::memory_order_relaxed);
   full.huge_remaps = g_counters.huge_remaps.load(std::memory_order_relaxed);
+  full.pages_taken_over = g_counters.pages_taken_over.load(std::memory_order_relaxed);
   return copy_out(out, full);
 }
 
@@ -185,6 +186,7 @@ void hs_stats_print(int fd) {
   w.row("huge_count", s.huge_count);
   w.row("abandoned_segments", s.abandoned_segments);
   w.row("huge_remaps", s.huge_remaps);
+  w.row("pages_taken_over", s.pages_taken_over);
   w.row("resident_bytes", os::resident_bytes());
   os::write_all(fd, w.buffer, w.len);
 }

@@ -15,6 +15,7 @@
 #include "core/segment.h"
 #include "core/spin_lock.h"
 #include "core/stats.h"
+#include "core/takeover.h"
 #include "events/events_hooks.h"
 #include "platform/platform.h"
 
@@ -55,9 +56,12 @@ constexpr size_t kMaxEmptyAbandoned = 1;
 constexpr size_t kEmptyAbandonedResident = size_t{2} << 20;
 
 // A default heap and its thread data live together in one pool slot.
+// The HeapShared part is constructed once, when the slot is first carved, and never again:
+// threads holding a stale pointer to the slot's heap may be spinning on its lock.
 struct ThreadSlot {
   Heap heap;
   ThreadData td;
+  HeapShared shared;
 };
 
 // Slots of the newest chunk never handed out: carved one at a time, so a process with one
@@ -75,11 +79,14 @@ constexpr uint64_t kUnorderedThreadBase = uint64_t{1} << 40;
 // The memory-events locks come first (a visitor may allocate while it holds one), then the
 // profiler's: profiler code never takes the allocator's locks while holding it, and this
 // order keeps it that way across fork.
+// The forking thread's own full-list lock too: a thread taking one of its pages over
+// (takeover.cc) may hold it, and in the child that thread would never release it.
 void fork_prepare() {
   events_fork(0);
 #if HS_PROFILER
   prof_fork(0);
 #endif
+  if (tls_heap != &g_empty_heap) full_list_lock(tls_heap);
   spin_lock(g_pool_lock);
   spin_lock(g_registry_lock);
   spin_lock(g_abandoned_lock);
@@ -90,6 +97,7 @@ void fork_parent() {
   spin_unlock(g_abandoned_lock);
   spin_unlock(g_registry_lock);
   spin_unlock(g_pool_lock);
+  if (tls_heap != &g_empty_heap) full_list_unlock(tls_heap);
 #if HS_PROFILER
   prof_fork(1);
 #endif
@@ -97,11 +105,14 @@ void fork_parent() {
 }
 void fork_child() {
   // Only the forking thread exists in the child; other threads' heaps stay as they were
-  // (their pages are simply never used again), and every lock starts released.
+  // (their pages are used again only by frees into them, and their full pages may be taken:
+  // a full-list lock a vanished thread held stays held, which a taker only tries), and every
+  // global lock starts released.
   huge_fork_lock(false);
   g_abandoned_lock.store(0, std::memory_order_relaxed);
   g_registry_lock.store(0, std::memory_order_relaxed);
   g_pool_lock.store(0, std::memory_order_relaxed);
+  if (tls_heap != &g_empty_heap) full_list_unlock(tls_heap);
 #if HS_PROFILER
   prof_fork(2);
 #endif
@@ -139,7 +150,8 @@ void process_init() {
 Heap* heap_struct_alloc() {
   spin_lock(g_pool_lock);
   Heap* slot = g_pool_free;
-  if (slot != nullptr) {
+  bool fresh = slot == nullptr;
+  if (!fresh) {
     g_pool_free = slot->registry_next;
   } else {
     if (g_pool_fresh_count == 0) {
@@ -162,8 +174,13 @@ Heap* heap_struct_alloc() {
   ThreadSlot* thread_slot = reinterpret_cast<ThreadSlot*>(slot);
   new (&thread_slot->heap) Heap();
   new (&thread_slot->td) ThreadData();
+  if (fresh) new (&thread_slot->shared) HeapShared();
   g_counters.heaps.fetch_add(1, std::memory_order_relaxed);
   return &thread_slot->heap;
+}
+
+HeapShared* heap_shared(const Heap* heap) {
+  return &reinterpret_cast<ThreadSlot*>(const_cast<Heap*>(heap))->shared;
 }
 
 void heap_struct_free(Heap* heap) {
@@ -230,6 +247,7 @@ Heap* thread_heap_init() {
   heap_init(heap, td, true);
   td->default_heap = heap;
   tls_heap = heap;
+  takeover_open(heap, true);
   registry_add(heap);
   g_counters.threads.fetch_add(1, std::memory_order_relaxed);
   // May allocate (glibc's second-level key table); the heap is already in place for that.
@@ -304,6 +322,17 @@ void abandoned_purge_due(int64_t now) {
   spin_unlock(g_abandoned_lock);
 }
 
+// Leaves a page without owner (caller holds g_abandoned_lock); true if a remote free was
+// pushed meanwhile, which the handshake in free_remote may have left for a sweep.
+static bool page_give_up(Page* page) {
+  page->next = page->prev = nullptr;
+  page_set_keep_bias(page, false);
+  __atomic_store_n(&page->heap, nullptr, __ATOMIC_RELAXED);
+  page->remote_in_full.store(1, std::memory_order_seq_cst);
+  page_set_owner(page, 0, std::memory_order_release);
+  return page->thread_free.load(std::memory_order_seq_cst) != nullptr;
+}
+
 // Publishing a segment and giving up its pages happen under the list lock, push first: a
 // freer that sees a page's owner id at 0 then always finds the segment on the list (or
 // already adopted again), never in between. A freer that read the old owner id just before
@@ -316,7 +345,7 @@ static void abandon_segments(ThreadData* td) {
   while (segment != nullptr) {
     Segment* next = segment->next;
     segment_detach(td, segment);
-    segment->owner = nullptr;
+    __atomic_store_n(&segment->owner, nullptr, __ATOMIC_SEQ_CST);
     segment->young_slices = SliceMap{};
     spin_lock(g_abandoned_lock);
     if (segment_is_empty(segment) && g_abandoned_empty >= kMaxEmptyAbandoned) {
@@ -330,19 +359,51 @@ static void abandon_segments(ThreadData* td) {
     abandoned_push(segment);
     abandoned_schedule_purge(segment, true);
     bool freed_meanwhile = false;
-    segment_for_each_page(segment, [&freed_meanwhile](Page* page) {
-      page->next = page->prev = nullptr;
-      page_set_keep_bias(page, false);
-      __atomic_store_n(&page->heap, nullptr, __ATOMIC_RELAXED);
-      page->remote_in_full.store(1, std::memory_order_seq_cst);
-      page_set_owner(page, 0, std::memory_order_release);
-      if (page->thread_free.load(std::memory_order_seq_cst) != nullptr) freed_meanwhile = true;
+    const uintptr_t self = os::thread_id();
+    segment_for_each_page(segment, [self, &freed_meanwhile](Page* page) {
+      // A page another thread took over stays its; it comes back through return_taken_page.
+      const uintptr_t owner = page_owner_tid(page);
+      if (owner != self && owner != 0) return;
+      if (page_give_up(page)) freed_meanwhile = true;
     });
     if (freed_meanwhile) g_abandoned_freed_into.store(true, std::memory_order_release);
     spin_unlock(g_abandoned_lock);
     g_counters.abandoned_segments.fetch_add(1, std::memory_order_relaxed);
     segment = next;
   }
+}
+
+// Claims a page nobody owns (owner id 0) for thread `tid`, keeping its flags; false if
+// another thread got it first. Every taker of an ownerless page in a segment that is not
+// abandoned goes through this compare-and-swap, so exactly one of them gets it.
+static bool page_claim(Page* page, uintptr_t tid) {
+  uintptr_t word = page->owner_word.load(std::memory_order_acquire);
+  do {
+    if ((word & kOwnerTidMask) != 0) return false;
+  } while (!page->owner_word.compare_exchange_weak(word, word | tid, std::memory_order_acq_rel,
+                                                   std::memory_order_acquire));
+  return true;
+}
+
+// A claimed page joins heap (collecting its remote frees), or goes back to its segment when
+// nothing in it is live (the caller owns the segment).
+static void adopt_claimed_page(ThreadData* td, Heap* heap, Page* page) {
+  __atomic_store_n(&page->heap, heap, __ATOMIC_RELAXED);
+  page_collect(page);
+  if (page->used == 0) {
+    span_free(td, page, false);
+  } else {
+    heap_adopt_page(heap, page);
+  }
+}
+
+// Pages given back into a segment before or while it was adopted: taken over here.
+static void adopt_returned_pages(ThreadData* td, Segment* segment) {
+  if (segment->returned_pages.exchange(0, std::memory_order_seq_cst) == 0) return;
+  Heap* heap = td->default_heap;
+  segment_for_each_page(segment, [td, heap](Page* page) {
+    if (page_claim(page, heap->thread_id)) adopt_claimed_page(td, heap, page);
+  });
 }
 
 static Segment* pop_abandoned() {
@@ -364,16 +425,12 @@ static void adopt_segment(ThreadData* td, Segment* segment) {
     td->purge_deadline = segment->purge_deadline;
   }
   Heap* heap = td->default_heap;
+  // Pages other threads took over stay theirs (return_taken_page gives them back).
   segment_for_each_page(segment, [td, heap](Page* page) {
-    __atomic_store_n(&page->heap, heap, __ATOMIC_RELAXED);
-    page_set_owner(page, heap->thread_id, std::memory_order_release);
-    page_collect(page);
-    if (page->used == 0) {
-      span_free(td, page, false);
-    } else {
-      heap_adopt_page(heap, page);
-    }
+    if (page_claim(page, heap->thread_id)) adopt_claimed_page(td, heap, page);
   });
+  // A page given back after the walk passed it (its returner saw no owner yet).
+  adopt_returned_pages(td, segment);
 }
 
 Segment* reclaim_abandoned(ThreadData* td, size_t slices_wanted) {
@@ -398,6 +455,7 @@ std::atomic<bool> g_abandoned_freed_into{false};
 static bool abandoned_tidy(Segment* segment, Page* only) {
   bool was_empty = segment_is_empty(segment);
   auto tidy_page = [](Page* page) {
+    if (page_owner_tid(page) != 0) return;  // taken over by a live thread: its to collect
     page_collect(page);
     if (page->used == 0) span_free_abandoned(page);
   };
@@ -433,7 +491,8 @@ static bool abandoned_tidy(Segment* segment, Page* only) {
 bool free_into_abandoned(Segment* segment, Page* page, void* p) {
   if (!__atomic_load_n(&segment->abandoned, __ATOMIC_RELAXED)) return false;
   spin_lock(g_abandoned_lock);
-  bool abandoned = segment->abandoned;
+  // A page a live thread took over after the caller read its owner takes a remote free.
+  bool abandoned = segment->abandoned && page_owner_tid(page) == 0;
   if (abandoned) {
     Block* block = static_cast<Block*>(p);
     block_set_next(block, page->local_free);
@@ -459,6 +518,68 @@ void reclaim_freed_into() {
   spin_unlock(g_abandoned_lock);
 }
 
+// ---- pages taken over from other threads' segments, given back ---------------------------------
+// (takeover.cc takes an idle owner's full pages; here they go back.) A page given back has
+// no owner: in an abandoned segment it is tidied like the segment's other pages; in a
+// segment with an owner it waits for that owner's next slow path (reclaim_returned_pages),
+// or for a thread that frees into it first (claim_returned_page). An empty one is purged
+// first, so an owner that never comes back does not keep it resident.
+void return_taken_page(Page* page) {
+  Segment* segment = segment_of_page(page);
+  if (page->used == 0) {
+    // Still ours, and no block in it is live: nobody else reads or writes its memory.
+    os::purge(span_start(page), page->slice_count * kSliceSize);
+  }
+  spin_lock(g_abandoned_lock);
+  page_give_up(page);  // remote frees pushed meanwhile are collected by the page's next taker
+  if (segment->abandoned) {
+    abandoned_tidy(segment, page);
+  } else {
+    // Seq_cst, paired with adopt_segment: either its owner read here is the adopter (which
+    // then reclaims), or the adopter's look at the flag after its walk sees it set.
+    segment->returned_pages.store(1, std::memory_order_seq_cst);
+    // Under the lock, a non-null owner has not run abandon_segments yet: its td is live.
+    if (ThreadData* owner = segment_owner(segment)) {
+      owner->pages_returned.store(true, std::memory_order_release);
+    }
+  }
+  spin_unlock(g_abandoned_lock);
+}
+
+bool claim_returned_page(Segment* segment, Page* page) {
+  Heap* heap = tls_heap;
+  // Not while this thread's heap is being torn down (takeover closed), nor into an abandoned
+  // segment, whose ownerless pages the abandoned list tidies.
+  if (heap == &g_empty_heap ||
+      heap_shared(heap)->takeover_tid.load(std::memory_order_relaxed) == 0 ||
+      __atomic_load_n(&segment->abandoned, __ATOMIC_RELAXED)) {
+    return false;
+  }
+  // Under the lock: a segment is abandoned (its ownerless pages then belong to the list's
+  // tidying) under it, so the test and the claim must not straddle an abandonment.
+  spin_lock(g_abandoned_lock);
+  bool claimed = !segment->abandoned && page_claim(page, heap->thread_id);
+  spin_unlock(g_abandoned_lock);
+  if (!claimed) return false;
+  __atomic_store_n(&page->heap, heap, __ATOMIC_RELAXED);
+  page_collect(page);  // the caller's own block is still live: the page is not empty
+  heap_adopt_page(heap, page);
+  if (segment_owner(segment) != heap->td) note_foreign_page(heap->td);
+  return true;
+}
+
+void reclaim_returned_pages(ThreadData* td) {
+  if (!td->pages_returned.load(std::memory_order_relaxed) ||
+      !td->pages_returned.exchange(false, std::memory_order_acquire)) {
+    return;
+  }
+  for (Segment* segment = td->segments; segment != nullptr;) {
+    Segment* next = segment->next;  // an emptied segment may be released below
+    adopt_returned_pages(td, segment);
+    segment = next;
+  }
+}
+
 void reclaim_all_abandoned(ThreadData* td) {
   while (Segment* segment = pop_abandoned()) adopt_segment(td, segment);
   segments_unmap_if_empty(td);
@@ -470,6 +591,8 @@ void thread_done(void* value) {
   Heap* heap = static_cast<Heap*>(value);
   if (heap == nullptr || heap == &g_empty_heap) return;
   ThreadData* td = heap->td;
+  // From here on no other thread takes this heap's full pages: its lists are being torn down.
+  takeover_open(heap, false);
   while (td->user_heaps != nullptr) {
     Heap* user = td->user_heaps;
     td->user_heaps = user->user_next;
@@ -478,6 +601,7 @@ void thread_done(void* value) {
     heap_struct_free(user);
   }
   heap_release_all(heap);
+  heap_return_taken(heap);
   purge_due(td, false);
   abandon_segments(td);
   registry_remove(heap);

@@ -24,6 +24,13 @@ struct ThreadData {
   bool refaulted;            // purged memory was reused since the last purge round
   bool in_purge;             // purge_due is running (it frees pages, which would re-enter it)
   uint32_t kept_page_frees;  // page_retire kept a class's last page: look at the clock every 16
+  // Pages this thread took over in other threads' segments (takeover.cc): while any may be,
+  // its purge rounds collect them, so remote frees waiting there do not pin those segments.
+  // An upper bound, recounted by each such round.
+  uint32_t foreign_pages;
+  // A page another thread had taken over came back into one of this thread's segments
+  // (return_taken_page): the next slow path takes such pages over (reclaim_returned_pages).
+  std::atomic<bool> pages_returned;
   Heap* user_heaps;
   uint64_t ordinal;              // creation order of the thread (profiler seeding)
   uint64_t prof_rng;             // the thread's sampling stream (splitmix64 state)
@@ -42,6 +49,15 @@ void registry_add(Heap* heap);
 void registry_remove(Heap* heap);
 Segment* reclaim_abandoned(ThreadData* td, size_t slices_wanted);
 void reclaim_all_abandoned(ThreadData* td);
+// A page taken over from another thread's segment (takeover.cc), out of the caller's queues,
+// goes back to that segment: tidied there if the segment is abandoned, else left for its
+// owner (an empty one purged first).
+void return_taken_page(Page* page);
+// A free into a page given back into a segment that has an owner (or is between owners):
+// the freeing thread takes the page into its default heap first. False if it cannot.
+bool claim_returned_page(Segment* segment, Page* page);
+// Takes over the pages given back into td's segments (its slow path, when told to).
+void reclaim_returned_pages(ThreadData* td);
 // Frees p into its page of an abandoned segment; false if the segment has an owner again.
 bool free_into_abandoned(Segment* segment, Page* page, void* p);
 // Some abandoned segment has remote frees nobody collected: the next live thread's slow

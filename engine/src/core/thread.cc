@@ -527,8 +527,11 @@ void reclaim_freed_into() {
 void return_taken_page(Page* page) {
   Segment* segment = segment_of_page(page);
   if (page->used == 0) {
-    // Still ours, and no block in it is live: nobody else reads or writes its memory.
+    // Still ours, and no block in it is live: nobody else reads or writes its memory. The
+    // purge drops the free lists' links with it, so the page is left with nothing carved.
     os::purge(span_start(page), page->slice_count * kSliceSize);
+    page->free = page->local_free = nullptr;
+    __atomic_store_n(&page->capacity, 0u, __ATOMIC_RELAXED);
   }
   spin_lock(g_abandoned_lock);
   page_give_up(page);  // remote frees pushed meanwhile are collected by the page's next taker

@@ -18,6 +18,7 @@
 
 namespace {
 
+using hs_test::ScopedOption;
 using hs_test::scaled;
 using hs_test::SplitMix64;
 using hs_test::stats_now;
@@ -25,6 +26,14 @@ using hs_test::stats_now;
 // Longer than the time an owner may leave frees into its full pages unanswered before other
 // threads take those pages (kIdleOwnerMs in engine/src/core/takeover.cc).
 constexpr auto kLongerThanIdle = std::chrono::milliseconds(120);
+
+// Checked pages (check_frees, on by default in Debug builds) are never taken over: their
+// owner's free checks walk the page's lists without the full-list lock. The tests make
+// unchecked pages in every build.
+class Takeover : public testing::Test {
+ protected:
+  ScopedOption unchecked_{hs_option_check_frees, 0};
+};
 
 // A block records its size and an id in its first and last words.
 void* block_new(size_t size, uint64_t id) {
@@ -50,7 +59,7 @@ void wait_for(const std::atomic<int>& flag, int value) {
 // every one of those blocks and allocates a replacement of the same size. Without takeover the
 // owner's pages keep every freed block in their remote lists and the freeing thread makes as
 // many pages again; with it, the freeing thread reuses the owner's full pages.
-TEST(Takeover, AnIdleOwnersFullPagesAreReusedByTheThreadFreeingIntoThem) {
+TEST_F(Takeover, AnIdleOwnersFullPagesAreReusedByTheThreadFreeingIntoThem) {
   constexpr size_t kSize = 64;
   const size_t count = 16 * 1024;  // 16 pages of 64 KiB: ~1 MiB
   std::vector<void*> blocks(count);
@@ -107,7 +116,7 @@ TEST(Takeover, AnIdleOwnersFullPagesAreReusedByTheThreadFreeingIntoThem) {
 // taken at that moment; freeing threads come and go, each exiting with the pages it took
 // (given back to the owner's segments, then claimed by the next freer or the owner); at the
 // end the owner exits too. Every block is checked on every free.
-TEST(Takeover, OwnerWakingWhileItsPagesAreTakenAndTakersExitingLoseNothing) {
+TEST_F(Takeover, OwnerWakingWhileItsPagesAreTakenAndTakersExitingLoseNothing) {
   constexpr size_t kSlots = 8192;
   constexpr size_t kSizes[] = {16, 48, 64, 112, 256, 640, 1024, 3072};
   std::vector<std::atomic<void*>> slots(kSlots);

@@ -18,8 +18,8 @@
 
 namespace {
 
-using hs_test::ScopedOption;
 using hs_test::scaled;
+using hs_test::ScopedOption;
 using hs_test::SplitMix64;
 using hs_test::stats_now;
 

@@ -5,7 +5,13 @@
 // must lose no block and corrupt none (run under ASan and TSan as well).
 #include <gtest/gtest.h>
 #include <heapscope/heapscope.h>
+#if !defined(_WIN32)  // fork and its waiting: Windows has no fork (engine/docs/platforms.md)
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#endif
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -189,5 +195,100 @@ TEST_F(Takeover, OwnerWakingWhileItsPagesAreTakenAndTakersExitingLoseNothing) {
   EXPECT_EQ(after.allocated_bytes, before.allocated_bytes);
   EXPECT_EQ(after.alloc_count - before.alloc_count, after.free_count - before.free_count);
 }
+
+#if !defined(_WIN32)
+// fork() while a thread is taking an idle owner's pages: the taker may hold the owner's
+// full-list lock at that moment, and only the forking thread lives on in the child. The child
+// frees blocks of the owner's pages and of the pages being taken, and allocates: it must
+// neither hang on a lock nobody will release nor corrupt a block.
+TEST_F(Takeover, ForkWhilePagesAreBeingTakenLeavesAWorkingChild) {
+  constexpr size_t kSize = 64;
+  const size_t count = 16 * 1024;
+  std::vector<std::atomic<void*>> slots(count);
+  std::atomic<int> phase{0};
+  std::atomic<bool> stop{false};
+  auto consistent = [](const void* block) {
+    const auto* p = static_cast<const uint64_t*>(block);
+    return p[0] == ~p[kSize / sizeof(uint64_t) - 1];
+  };
+  std::thread owner([&] {
+    for (size_t i = 0; i < count; ++i) slots[i].store(block_new(kSize, i));
+    phase.store(1, std::memory_order_release);
+    wait_for(phase, 2);  // idle in the allocator meanwhile
+  });
+  wait_for(phase, 1);
+  const uint64_t taken_before = stats_now().pages_taken_over;
+  std::atomic<size_t> corrupted{0};
+  std::thread freer([&] {
+    SplitMix64 rng(5);
+    void* first = slots[0].exchange(nullptr);
+    hs_free(first);  // announces frees into the owner's full pages, which it never answers
+    slots[0].store(block_new(kSize, 0));
+    std::this_thread::sleep_for(kLongerThanIdle);
+    for (uint64_t k = 1; !stop.load(std::memory_order_relaxed); ++k) {
+      const size_t i = rng.next() % count;
+      void* old = slots[i].exchange(nullptr);
+      if (old == nullptr) continue;
+      if (!consistent(old)) corrupted.fetch_add(1);
+      hs_free(old);
+      slots[i].store(block_new(kSize, k));
+      if (k % 256 == 0) std::this_thread::sleep_for(std::chrono::microseconds(200));
+    }
+  });
+  // Fork only once pages are being taken.
+  for (int i = 0; i < 2000 && stats_now().pages_taken_over == taken_before; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  const bool taking = stats_now().pages_taken_over != taken_before;
+  const size_t forks = std::max<size_t>(5, std::min<size_t>(scaled(20), 100));
+  for (size_t n = 0; n < forks && taking; ++n) {
+    const pid_t pid = fork();
+    ASSERT_GE(pid, 0) << "fork failed";
+    if (pid == 0) {
+      alarm(20);  // a deadlocked child dies of SIGALRM instead of hanging the test
+      int failed = 0;
+      for (size_t i = n; i < count; i += 64) {  // blocks of owned and of taken pages
+        void* block = slots[i].load();
+        if (block == nullptr) continue;
+        if (!consistent(block)) failed = 1;
+        hs_free(block);
+      }
+      for (int k = 0; k < 2000; ++k) {
+        void* block = block_new(kSize + 16 * static_cast<size_t>(k % 8), static_cast<uint64_t>(k));
+        if (!block_intact(block, kSize + 16 * static_cast<size_t>(k % 8),
+                          static_cast<uint64_t>(k))) {
+          failed = 2;
+        }
+        hs_free(block);
+      }
+      _exit(failed);
+    }
+    int status = 0;
+    pid_t done = 0;
+    for (int waited_ms = 0; waited_ms < 30000; waited_ms += 5) {
+      done = waitpid(pid, &status, WNOHANG);
+      if (done != 0) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    if (done == 0) {
+      kill(pid, SIGKILL);
+      waitpid(pid, &status, 0);
+    }
+    EXPECT_NE(done, 0) << "fork " << n
+                       << ": child hung for 30 s (a full-list lock held across fork?)";
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+        << "fork " << n << ": child status " << status;
+    if (::testing::Test::HasFailure()) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  stop.store(true);
+  freer.join();
+  phase.store(2, std::memory_order_release);
+  owner.join();
+  EXPECT_TRUE(taking) << "no page was taken over: the fork never met a takeover";
+  EXPECT_EQ(corrupted.load(), 0u);
+  for (auto& slot : slots) hs_free(slot.exchange(nullptr));
+}
+#endif
 
 }  // namespace

@@ -36,6 +36,10 @@ set_tests_properties(engine.thread_exit.hook_disabled_fails PROPERTIES LABELS "s
 # Thread churn and cross-thread frees (the fork test is Linux-only).
 hs_engine_test(hs_concurrency_tests LIBRARY heapscope_api TIMEOUT 180 LABELS "stress"
   SOURCES stress/concurrency_test.cc)
+# An idle owner's full pages taken over by the threads freeing into them (the fork test is
+# Linux-only).
+hs_engine_test(hs_takeover_tests LIBRARY heapscope_api TIMEOUT 180 LABELS "stress"
+  SOURCES stress/takeover_test.cc)
 
 # Memory events compiled in (the library with them compiled out is the default one above).
 hs_engine_test(hs_events_on_tests LIBRARY heapscope_events_api TIMEOUT 180 LABELS "unit;events"

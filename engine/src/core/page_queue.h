@@ -9,7 +9,7 @@
 #include "core/page.h"
 #include "core/segment.h"
 #include "core/size_class.h"
-#include "core/spin_lock.h"
+#include "core/takeover.h"
 #include "events/events_hooks.h"
 
 namespace heapscope {
@@ -122,12 +122,11 @@ inline bool mark_full(Heap* heap, Page* page) {
     page->remote_in_full.store(0, std::memory_order_relaxed);
     return false;
   }
-  HeapShared* shared = heap_shared(heap);
-  spin_lock(shared->full_lock);
+  full_list_lock(heap);
   queue_remove(heap, page);
   page_flags_set(page, kPageInFull);
   queue_push(heap, page, false);
-  spin_unlock(shared->full_lock);
+  full_list_unlock(heap);
   return true;
 }
 

@@ -564,9 +564,7 @@ bool claim_returned_page(Segment* segment, Page* page) {
   bool claimed = !segment->abandoned && page_claim(page, heap->thread_id);
   spin_unlock(g_abandoned_lock);
   if (!claimed) return false;
-  __atomic_store_n(&page->heap, heap, __ATOMIC_RELAXED);
-  page_collect(page);  // the caller's own block is still live: the page is not empty
-  heap_adopt_page(heap, page);
+  adopt_claimed_page(heap->td, heap, page);  // the caller's block is live: it joins the heap
   if (segment_owner(segment) != heap->td) note_foreign_page(heap->td);
   return true;
 }

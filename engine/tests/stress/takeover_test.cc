@@ -6,8 +6,6 @@
 #include <gtest/gtest.h>
 #include <heapscope/heapscope.h>
 #if !defined(_WIN32)  // fork and its waiting: Windows has no fork (engine/docs/platforms.md)
-#include <signal.h>
-#include <sys/wait.h>
 #include <unistd.h>
 #endif
 
@@ -264,18 +262,8 @@ TEST_F(Takeover, ForkWhilePagesAreBeingTakenLeavesAWorkingChild) {
       _exit(failed);
     }
     int status = 0;
-    pid_t done = 0;
-    for (int waited_ms = 0; waited_ms < 30000; waited_ms += 5) {
-      done = waitpid(pid, &status, WNOHANG);
-      if (done != 0) break;
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    }
-    if (done == 0) {
-      kill(pid, SIGKILL);
-      waitpid(pid, &status, 0);
-    }
-    EXPECT_NE(done, 0) << "fork " << n
-                       << ": child hung for 30 s (a full-list lock held across fork?)";
+    EXPECT_TRUE(hs_test::wait_child(pid, &status, 30000))
+        << "fork " << n << ": child hung for 30 s (a full-list lock held across fork?)";
     EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
         << "fork " << n << ": child status " << status;
     if (::testing::Test::HasFailure()) break;

@@ -11,9 +11,12 @@
 // windows.h first: psapi.h uses its types.
 #include <psapi.h>
 #else
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #endif
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -219,5 +222,20 @@ void on_fresh_thread(Body body) {
   hs_collect(1);
   std::thread(body).join();
 }
+
+#if !defined(_WIN32)
+// Waits for a forked child by polling, so the caller's other threads keep running meanwhile.
+// A child still running after timeout_ms is killed; returns false then. *status is the
+// child's wait status either way.
+inline bool wait_child(pid_t pid, int* status, int timeout_ms) {
+  for (int waited_ms = 0; waited_ms < timeout_ms; waited_ms += 5) {
+    if (waitpid(pid, status, WNOHANG) == pid) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  kill(pid, SIGKILL);
+  waitpid(pid, status, 0);
+  return false;
+}
+#endif
 
 }  // namespace hs_test

@@ -475,19 +475,21 @@ void segment_attach(ThreadData* td, Segment* segment) {
 void segment_purge_now(Segment* segment) {
   if (segment->dirty_slices.any()) segment_purge(segment);
 }
-void segment_trim_dirty(Segment* segment, size_t keep_resident_bytes) {
+size_t segment_trim_dirty(Segment* segment, size_t keep_resident_bytes) {
   const SliceMap dirty = segment->dirty_slices;
   // A unit stands for the OS page holding it (a whole slice where pages are 64 KiB).
   const size_t os_page = os::page_size();
   size_t resident = 0;
   for (size_t j = dirty.next_set(0); j < kSlicesPerSegment; j = dirty.next_set(j + 1)) {
-    const size_t bytes = segment->pages[j].resident_units * kResidentUnit;
-    resident += (bytes + os_page - 1) & ~(os_page - 1);
-    if (resident > keep_resident_bytes) {
+    const size_t bytes =
+        (segment->pages[j].resident_units * kResidentUnit + os_page - 1) & ~(os_page - 1);
+    if (resident + bytes > keep_resident_bytes) {
       purge_slices(segment, dirty & SliceMap::range(j, kSlicesPerSegment - j), 0, false);
-      return;
+      return resident;
     }
+    resident += bytes;
   }
+  return resident;
 }
 void segment_unmap_now(Segment* segment) { segment_unmap(segment); }
 bool segment_is_empty(const Segment* segment) { return segment->free_slices == kUsableSlices; }

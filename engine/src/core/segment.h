@@ -31,6 +31,9 @@ struct Segment {
   // A page another thread had taken over was given back while the segment had an owner (or
   // was between owners): whoever owns it takes the page over (reclaim_returned_pages).
   std::atomic<uint8_t> returned_pages;
+  // An emptied segment kept on the abandoned list: the bytes it keeps resident, counted in
+  // the budget all such segments share (thread.cc); 0 otherwise.
+  size_t kept_resident;
   SliceMap free_slices;    // slices that belong to no page
   SliceMap dirty_slices;   // free slices that may still be resident (to purge)
   SliceMap young_slices;   // dirty slices freed after purge_deadline was set: wait a round more
@@ -133,7 +136,8 @@ void segment_attach(ThreadData* td, Segment* segment);
 void segment_purge_now(Segment* segment);
 // Purges a segment's dirty slices but the lowest ones (those span_alloc reuses first) holding
 // at most `keep_resident_bytes` resident.
-void segment_trim_dirty(Segment* segment, size_t keep_resident_bytes);
+// Returns how many bytes it left resident.
+size_t segment_trim_dirty(Segment* segment, size_t keep_resident_bytes);
 void segment_unmap_now(Segment* segment);
 bool segment_is_empty(const Segment* segment);
 bool segment_has_run(const Segment* segment, size_t slices);

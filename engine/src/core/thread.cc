@@ -48,12 +48,16 @@ Segment* g_abandoned = nullptr;
 // Empty segments on the abandoned list (under its lock). A few are kept resident for the
 // next thread that needs a segment (threads created in rounds then reuse the pages their
 // predecessors touched instead of faulting fresh ones in); beyond the bound they are unmapped
-// at once, so any number of exiting threads leaves at most this many behind.
+// at once, so any number of exiting threads leaves at most this many behind. Two: a round of
+// two threads leaves two (docs/allocator.md, "Thread exit").
 // A kept one stays resident only in its lowest slices (where the next thread's pages go),
 // so a producer that made many MiB and exited does not leave them all resident.
 size_t g_abandoned_empty = 0;
-constexpr size_t kMaxEmptyAbandoned = 1;
+constexpr size_t kMaxEmptyAbandoned = 2;
+// What the kept ones keep resident, together (the first takes what it needs, the second
+// what is left), and the sum of their Segment::kept_resident.
 constexpr size_t kEmptyAbandonedResident = size_t{2} << 20;
+size_t g_abandoned_empty_resident = 0;
 
 // A default heap and its thread data live together in one pool slot.
 // The HeapShared part is constructed once, when the slot is first carved, and never again:
@@ -268,6 +272,8 @@ static void abandoned_push(Segment* segment) {
 }
 static void abandoned_unlink(Segment* segment) {
   if (segment_is_empty(segment)) --g_abandoned_empty;
+  g_abandoned_empty_resident -= segment->kept_resident;
+  segment->kept_resident = 0;
   if (segment->prev != nullptr) {
     segment->prev->next = segment->next;
   } else {
@@ -276,6 +282,14 @@ static void abandoned_unlink(Segment* segment) {
   if (segment->next != nullptr) segment->next->prev = segment->prev;
   segment->next = segment->prev = nullptr;
   __atomic_store_n(&segment->abandoned, false, __ATOMIC_RELAXED);
+}
+
+// An emptied segment stays on the list with what is left of the shared budget resident in its
+// lowest free slices (where the next thread's pages go); the rest is purged now.
+static void keep_empty_abandoned(Segment* segment) {
+  const size_t left = kEmptyAbandonedResident - g_abandoned_empty_resident;
+  segment->kept_resident = segment_trim_dirty(segment, left);
+  g_abandoned_empty_resident += segment->kept_resident;
 }
 
 std::atomic<int64_t> g_abandoned_purge_at{0};
@@ -355,7 +369,7 @@ static void abandon_segments(ThreadData* td) {
       segment = next;
       continue;
     }
-    if (segment_is_empty(segment)) segment_trim_dirty(segment, kEmptyAbandonedResident);
+    if (segment_is_empty(segment)) keep_empty_abandoned(segment);
     abandoned_push(segment);
     abandoned_schedule_purge(segment, true);
     bool freed_meanwhile = false;
@@ -468,7 +482,7 @@ static bool abandoned_tidy(Segment* segment, Page* only) {
   if (empty && !was_empty) {
     ++g_abandoned_empty;
     if (g_abandoned_empty <= kMaxEmptyAbandoned) {
-      segment_trim_dirty(segment, kEmptyAbandonedResident);
+      keep_empty_abandoned(segment);
     }
   }
   if (!empty || g_abandoned_empty <= kMaxEmptyAbandoned) {

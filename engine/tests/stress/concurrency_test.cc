@@ -277,12 +277,13 @@ TEST(Threads, FreesIntoExitedThreadsSegmentsRaceWithReclaim) {
     allocator.join();
   }
   EXPECT_EQ(bad.load(), 0u) << "blocks missing or changed before their free";
-  // Every block is freed, so no segment may stay abandoned once a live thread looks: the
+  // Every block is freed, so no segment may stay abandoned once a live thread looks but the
+  // empty ones kept for the next thread that needs a segment (at most two, thread.cc): the
   // unforced collection adopts only segments that were freed into after their thread
   // exited (including frees that raced the exit), it does not sweep the whole list.
   hs_free(hs_malloc(16));  // this thread has a heap to collect with
   hs_collect(0);
-  EXPECT_EQ(stats_now().abandoned_segments, start.abandoned_segments)
+  EXPECT_LE(stats_now().abandoned_segments, start.abandoned_segments + 2)
       << "a segment freed into while its thread exited stayed abandoned";
   hs_collect(1);
   const hs_stats_t end = stats_now();

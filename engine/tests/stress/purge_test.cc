@@ -87,7 +87,8 @@ TEST(ReturnToOs, RssFallsAfterFreeingALargeLiveSet) {
 }
 
 // Statistics after adopting whatever earlier tests in this process left abandoned.
-// What an emptied segment of an exited thread may keep committed for the next thread: its
+// What an emptied segment of an exited thread may keep committed for the next thread (two
+// such segments at most; the tests below have one exited thread each): its
 // header slices and lowest free slices up to 2 MiB resident (core/thread.cc,
 // kEmptyAbandonedResident). The tests below carve their pages whole, so that is 32 slices.
 constexpr uint64_t kKeptEmptyAbandoned = (2 + 32) * 64 * 1024;

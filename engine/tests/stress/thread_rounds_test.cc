@@ -15,6 +15,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <thread>
 #include <vector>
@@ -344,6 +345,55 @@ TEST(ThreadRounds, FollowingThreadsReuseManyThinlyUsedPages) {
   const long per_round = (minor_faults() - faults_at_warm) / (kRounds - kWarmRounds);
   EXPECT_LE(per_round, 20) << per_round << " minor page faults per round of a new thread ("
                            << sizes.size() << " sizes)";
+}
+
+// Rounds of two threads at once whose blocks all die before the next round (the pattern of
+// hs-alloc-bench's rounds/2x2000): each round leaves two emptied segments. Both must wait for
+// the next round's two threads; with one kept, the second thread of every round mapped a
+// fresh segment and faulted its pages in again (~60 faults a round, against ~10).
+TEST(ThreadRounds, TwoThreadsPerRoundBothReuseTheirPredecessorsSegments) {
+  if (hs_test::kSanitized) GTEST_SKIP() << "shadow memory faults in with every page touched";
+  constexpr int kWarmRounds = 10;
+  constexpr int kChunks = 7;
+  constexpr int kRoundsPerChunk = 10;
+  constexpr size_t kBlocks = 1000;  // ~0.5 MiB a thread: both fit the kept budget (2 MiB)
+  // Faults per round: the fewest of several chunks of rounds (the noise of a shared machine,
+  // another process's memory pressure on the code pages, only ever adds faults).
+  long per_round = -1;
+  long chunk_start = 0;
+  for (int round = 0; round < kWarmRounds + kChunks * kRoundsPerChunk; ++round) {
+    if (round >= kWarmRounds && (round - kWarmRounds) % kRoundsPerChunk == 0) {
+      const long now = minor_faults();
+      if (round > kWarmRounds) {
+        const long chunk = (now - chunk_start) / kRoundsPerChunk;
+        per_round = per_round < 0 || chunk < per_round ? chunk : per_round;
+      }
+      chunk_start = now;
+    }
+    std::vector<void*> made[2];
+    std::thread workers[2];
+    for (int t = 0; t < 2; ++t) {
+      workers[t] = std::thread([&made, t, round] {
+        SplitMix64 rng(static_cast<uint64_t>(round * 2 + t));
+        for (size_t i = 0; i < kBlocks; ++i) {
+          const size_t size = rng.between(8, 1024);
+          void* p = hs_malloc(size);
+          if (p == nullptr) std::abort();
+          std::memset(p, t + 1, size);
+          made[t].push_back(p);
+        }
+      });
+    }
+    for (std::thread& w : workers) w.join();
+    for (auto& blocks : made) {
+      for (void* p : blocks) hs_free(p);
+    }
+  }
+  const long last = (minor_faults() - chunk_start) / kRoundsPerChunk;
+  per_round = last < per_round ? last : per_round;
+  std::printf("minor page faults per round of two new threads: %ld\n", per_round);
+  // Two new threads' stacks and first touches of their heaps' metadata take a few faults.
+  EXPECT_LE(per_round, 40) << per_round << " minor page faults per round of two new threads";
 }
 #endif  // !_WIN32
 

@@ -19,6 +19,16 @@ namespace {
 // thread started. The thread that starts it re-arms its own heap at once.
 constexpr int64_t kIdleRecheckBytes = int64_t{1} << 20;
 
+// The next idle re-check after an allocation of `size`: a MiB, or 64 such allocations when that
+// is more. A program of 64 KiB buffers otherwise took the re-check (an out-of-line call) every
+// 16th malloc: pair/64KiB 4.5 ns instead of 3.4.
+int64_t idle_recheck_bytes(size_t size) {
+  constexpr size_t kRecheckAllocations = 64;
+  if (size > static_cast<size_t>(INT64_MAX) / (2 * kRecheckAllocations)) return INT64_MAX / 2;
+  const auto by_count = static_cast<int64_t>(size * kRecheckAllocations);
+  return by_count > kIdleRecheckBytes ? by_count : kIdleRecheckBytes;
+}
+
 int64_t draw_distance(ThreadData* td, uint64_t interval) {
   uint64_t seed_generation = g_seed_generation.load(std::memory_order_acquire);
   if (td->prof_rng_generation != seed_generation) {
@@ -75,14 +85,14 @@ HS_TEXT bool sample_countdown_expired(Heap* heap, size_t size) {
     heap->prof_generation = generation;
     heap->prof_interval = heap_interval(heap, &heap->prof_owner);
     if (heap->prof_interval == 0) {
-      countdown_set(heap, kIdleRecheckBytes);
+      countdown_set(heap, idle_recheck_bytes(size));
       return false;
     }
     countdown_set(heap, draw_distance(heap->td, heap->prof_interval) - static_cast<int64_t>(size));
     if (heap->sample_countdown >= 0) return false;
   }
   if (heap->prof_interval == 0) {
-    countdown_set(heap, kIdleRecheckBytes);
+    countdown_set(heap, idle_recheck_bytes(size));
     return false;
   }
   int64_t overshoot = heap->sample_countdown;

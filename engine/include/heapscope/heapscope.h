@@ -87,7 +87,12 @@ HS_API int hs_is_in_heap_region(const void* p);
 // ---- statistics --------------------------------------------------------------------------------
 #define HS_STATS_VERSION 3  // 2 added huge_remaps, 3 pages_taken_over
 // Size/version tagged: callers set .size = sizeof(hs_stats_t) and .version = HS_STATS_VERSION;
-// fields past an older caller's size are never written. Counters are exact at quiescence.
+// fields past an older caller's size are never written. The counts and bytes of the calling
+// thread's heaps and of exited threads are exact. Another live thread's small and medium
+// blocks (frees into them included, whoever made them) are counted page by page, as its
+// pages fill up, empty or change hands, at its purge rounds and when it reads statistics
+// itself, so they may lag by what happened since on its pages in use. The other counters are
+// exact at quiescence.
 typedef struct hs_stats_s {
   size_t size;
   uint32_t version;
@@ -111,7 +116,8 @@ typedef struct hs_stats_s {
 } hs_stats_t;
 // Process-wide statistics. Returns 0 on success, -1 if the struct is too small/unknown.
 HS_API int hs_stats_get(hs_stats_t* out);
-// Statistics of one heap (counts and bytes of that heap only; process-level fields zero).
+// Statistics of one heap (counts and bytes of that heap only; process-level fields zero); exact
+// when the calling thread owns the heap, else as hs_stats_get counts another thread's.
 HS_API int hs_heap_stats_get(const hs_heap_t* heap, hs_stats_t* out);
 // Writes the statistics to stderr (or fd) without allocating.
 HS_API void hs_stats_print(int fd);

@@ -16,6 +16,7 @@
 #include "core/heap.h"
 #include "core/huge.h"
 #include "core/page.h"
+#include "core/page_counts.h"
 #include "core/page_queue.h"
 #include "core/profiler_hooks.h"
 #include "core/segment.h"
@@ -43,10 +44,11 @@ HS_ALWAYS_INLINE void* page_pop_charged(Heap* heap, Page* page, Block* block, si
   __builtin_prefetch(next);
 #endif
   page->used++;
-  heap->counters.bin_allocs[page->bin].add(1);
+  page_count_pop(page);
 #if !HS_PROFILER
   heap->counters.requested_bytes.add(size);  // else counted by the countdown
 #else
+  (void)heap;
   (void)size;
 #endif
   return block;
@@ -157,13 +159,12 @@ HS_ALWAYS_INLINE void free_to_own_page(Page* page, void* p) {
   Block* block = static_cast<Block*>(p);
   block_set_next(block, page->free);
   page->free = block;
-  Heap* heap = page->heap;
-  heap->counters.bin_frees[page->bin].add(1);
+  // Counted by what `used` falls by (page_counts.h): no counter to update here.
   // A page alone in its queue is kept when it empties: its `used` carries a bias of one
   // for that (see Page::used), so reaching zero means a page that shares its queue, and the
   // malloc/free ping-pong on a lone page costs no test here. (Large pages carry kPageLarge,
   // so their frees reach page_retire through the generic path.)
-  if (HS_UNLIKELY(--page->used == 0)) page_retire(heap, page);
+  if (HS_UNLIKELY(--page->used == 0)) page_retire(page->heap, page);
 }
 
 // free of a block on a normal segment's page (the segment map said so).

@@ -10,6 +10,7 @@
 #include "core/heap.h"
 #include "core/huge.h"
 #include "core/options.h"
+#include "core/page_counts.h"
 #include "core/page_queue.h"
 #include "core/profiler_hooks.h"
 #include "core/segment.h"
@@ -19,10 +20,12 @@
 
 namespace heapscope {
 
-// A free is counted on the block's heap when the freeing thread owns that heap (so a
-// first-class heap's statistics see its own frees on every path), else on the freeing thread's
-// heap: counters are plain per-thread adds. A thread that only frees (a consumer) gets a heap
-// on its first free, so its counting stays a plain add instead of a locked global one.
+// The frees counted where they are made: of huge blocks, and into the pages of exited
+// threads (already folded, page_counts.h). Every other free of a small or medium block is
+// counted by the page's owner, as what `used` fell by. Counted on the block's heap when the
+// freeing thread owns that heap (so a first-class heap's statistics see its own frees), else
+// on the freeing thread's heap: counters are plain per-thread adds, and a thread that only
+// frees gets a heap on its first such free rather than a locked global count.
 static void count_free(Heap* block_heap, size_t block_size) {
   Heap* heap = block_heap;
   if (heap == nullptr || heap->thread_id != os::thread_id()) heap = tls_heap;
@@ -131,12 +134,15 @@ void free_generic(Page* page, void* p) {
     return;
   }
   Block* block = static_cast<Block*>(p);
-  count_free(owner ? __atomic_load_n(&page->heap, __ATOMIC_RELAXED) : nullptr, page->block_size);
   if (owner_tid == 0) {
     // A page of an exited thread: freed in place. Normal (not huge) pages live in their
     // segment's header, so the segment is an align-down.
     Segment* segment = segment_of_page(page);
-    if (free_into_abandoned(segment, page, p)) return;
+    const size_t block_size = page->block_size;  // the segment may be gone after the free
+    if (free_into_abandoned(segment, page, p)) {
+      count_free(nullptr, block_size);
+      return;
+    }
     // A page given back into a live thread's segment (takeover.cc): the freer takes it.
     owner = claim_returned_page(segment, page);
     in_full = false;  // a claimed page joins a queue
@@ -155,7 +161,7 @@ void free_generic(Page* page, void* p) {
   HS_ASSERT_INTERNAL(page_owner_tid(page) == os::thread_id());
   block_set_next(block, page->local_free);
   page->local_free = block;
-  if (--page->used == 0) page_retire(heap, page);
+  if (--page->used == 0) page_retire(heap, page);  // counted as the fast path's (page_counts.h)
 }
 
 void free_unusual(void* p) {

@@ -2,6 +2,7 @@
 // growing realloc copies nothing; and the one-block pages such blocks start on.
 #include "core/alloc_inline.h"
 #include "core/heap.h"
+#include "core/page_counts.h"
 #include "core/page_queue.h"
 #include "core/profiler_hooks.h"
 #include "core/segment.h"
@@ -33,6 +34,7 @@ bool large_grow_in_place(Page* page, size_t new_size) {
 #if HS_PROFILER
   if (page_flags(page) & kPageSampled) sampled_free(page, page->area);
 #endif
+  page_fold_counts(page);  // its counts so far are its old class's
   page->bin = static_cast<uint8_t>(bin);
   page->block_size = bin_block_size(bin);
   if (!in_full) queue_push(heap, page, false);

@@ -2,6 +2,7 @@
 // and the end of a first-class heap (migrating its pages, or destroying them with it).
 #include "core/heap.h"
 #include "core/huge.h"
+#include "core/page_counts.h"
 #include "core/page_queue.h"
 #include "core/profiler_hooks.h"
 #include "core/segment.h"
@@ -40,7 +41,10 @@ void heap_release_idle_pages(Heap* heap) {
   if (heap == heap->td->default_heap) heap_collect_foreign(heap);
   for (size_t bin = 1; bin < kBinCount; ++bin) {
     Page* page = heap->queues[bin].first;
-    if (page == nullptr || page != heap->queues[bin].last || page_live(page) != 0) continue;
+    if (page == nullptr) continue;
+    // The page allocations come from: other threads' statistics see it within a round.
+    page_fold_counts(page);
+    if (page != heap->queues[bin].last || page_live(page) != 0) continue;
     if (page->thread_free.load(std::memory_order_relaxed) != nullptr) continue;
     queue_remove(heap, page);
     span_free(heap->td, page);
@@ -68,6 +72,7 @@ void heap_return_taken(Heap* heap) {
 void heap_delete_migrate(Heap* heap) {
   Heap* target = heap->td->default_heap;
   heap_for_each_page(heap, [heap, target](Page* page) {
+    page_fold_counts(page);  // what happened so far is the deleted heap's
     queue_remove(heap, page);
     heap_adopt_page(target, page);
   });
@@ -86,7 +91,7 @@ void heap_destroy_pages(Heap* heap) {
   prof_heap_destroy(heap);
 #endif
   heap_for_each_page(heap, [heap](Page* page) {
-    page_collect(page);  // remote frees were counted by the threads that made them
+    page_collect(page);  // remote frees: counted with the page's fold (span_free)
     heap->counters.free_count.add(page_live(page));
     heap->counters.freed_total.add(uint64_t{page_live(page)} * page->block_size);
     queue_remove(heap, page);

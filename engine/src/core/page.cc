@@ -11,6 +11,7 @@
 #include "core/hardening.h"
 #include "core/heap.h"
 #include "core/options.h"
+#include "core/page_counts.h"
 #include "core/segment.h"
 #include "core/stats.h"
 
@@ -40,6 +41,8 @@ void page_init(Page* page, Heap* heap, size_t bin, bool one_block) {
       one_block ? 1 : static_cast<uint32_t>(page->slice_count * kSliceSize / block_size);
   page->capacity = 0;
   page->used = 0;
+  page->used_base = 0;
+  page->pops = 0;
   page->keep_bias = 0;
   page->free = nullptr;
   page->local_free = nullptr;
@@ -92,7 +95,7 @@ uint32_t page_collect(Page* page) {
       block_set_next(tail, page->local_free);
       page->local_free = list;
       HS_ASSERT_INTERNAL(page_live(page) >= remote);
-      page->used -= remote;
+      page->used -= remote;  // counted by the owner's next fold (page_counts.h)
     }
   }
   if (page->free == nullptr) {

@@ -43,6 +43,11 @@ struct alignas(128) Page {
   uint8_t last_bin;  // for a free slice: the size class of the page that last started there
   Page* next;
   Page* prev;
+  // Statistics without a counter on free's fast path (page_counts.h): blocks handed out since
+  // the page's counts were last folded into its heap, and `used` as it stood then, less the
+  // frees counted where they were made (remote, slow-path and abandoned frees).
+  uint64_t pops;
+  uint32_t used_base;
   // ---- shared line ----
   alignas(64) std::atomic<Block*> thread_free;  // blocks freed by other threads
   // The owner thread's id (0 when abandoned or huge) in the low bits and the PageFlags in

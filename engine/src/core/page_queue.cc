@@ -12,7 +12,9 @@ namespace heapscope {
 // growth spans) reach page_retire through free's generic path, which keeps them itself.
 void page_set_keep_bias(Page* page, bool on) {
   if (page->keep_bias == (on ? 1 : 0)) return;
+  // The bias is no block: used_base moves with it, so no free or allocation is derived.
   page->used = on ? page->used + 1 : page->used - 1;
+  page->used_base = on ? page->used_base + 1 : page->used_base - 1;
   page->keep_bias = on ? 1 : 0;
 }
 

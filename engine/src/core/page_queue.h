@@ -7,6 +7,7 @@
 #include "core/assert.h"
 #include "core/heap.h"
 #include "core/page.h"
+#include "core/page_counts.h"
 #include "core/segment.h"
 #include "core/size_class.h"
 #include "core/takeover.h"
@@ -122,6 +123,9 @@ inline bool mark_full(Heap* heap, Page* page) {
     page->remote_in_full.store(0, std::memory_order_relaxed);
     return false;
   }
+  // A full page may be taken over (takeover.cc): it parks with nothing left to fold, so its
+  // owner's counts stay with its owner.
+  page_fold_counts(page);
   full_list_lock(heap);
   queue_remove(heap, page);
   page_flags_set(page, kPageInFull);

@@ -12,6 +12,7 @@
 #include "core/huge.h"
 #include "core/options.h"
 #include "core/page.h"
+#include "core/page_counts.h"
 #include "core/page_queue.h"
 #include "core/profiler_hooks.h"
 #include "core/spin_lock.h"
@@ -325,6 +326,7 @@ void span_free(ThreadData* td, Page* page, bool allow_release) {
   }
   size_t count = page->slice_count;
   Heap* heap = page->heap;
+  if (heap != nullptr) page_fold_counts(page);
   if (heap != nullptr && heap->kept_large == page) heap->kept_large = nullptr;
   SliceMap bits = span_clear(segment, page);
   segment->dirty_slices |= bits;

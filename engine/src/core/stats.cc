@@ -7,9 +7,12 @@
 #include "core/heap.h"
 #include "core/huge.h"
 #include "core/options.h"
+#include "core/page_counts.h"
+#include "core/page_queue.h"
 #include "core/profiler_hooks.h"
 #include "core/segment.h"
 #include "core/spin_lock.h"
+#include "core/takeover.h"
 #include "core/thread.h"
 #include "platform/platform.h"
 #include "support/format.h"
@@ -17,6 +20,24 @@
 namespace heapscope {
 
 GlobalCounters g_counters;
+
+void heap_fold_counts(Heap* heap) {
+  heap_for_each_page(heap, [](Page* page) { page_fold_counts(page); });
+}
+
+namespace {
+
+// The owner reading its own statistics: the remote frees waiting in its pages are collected
+// first (as its next allocations would collect them), so they are counted too.
+void heap_fold_counts_collected(Heap* heap) {
+  heap_collect_full(heap);  // full pages with remote frees go back to their queues
+  heap_for_each_page(heap, [](Page* page) {
+    if ((page_flags(page) & kPageInFull) == 0) page_collect(page);
+    page_fold_counts(page);
+  });
+}
+
+}  // namespace
 
 // Reads the owner's plain fields the way OwnerCounter::get does (a relaxed load, uninstrumented).
 __attribute__((no_sanitize("thread"))) uint64_t heap_requested_bytes(const Heap* heap) {
@@ -131,6 +152,13 @@ extern "C" {
 int hs_stats_get(hs_stats_t* out) {
   hs_stats_t full{};
   Totals totals{};
+  // The caller's own counts are exact; other threads' lag by what their pages hold unfolded.
+  if (tls_heap != &g_empty_heap) {
+    heap_fold_counts_collected(tls_heap);
+    for (Heap* user = tls_heap->td->user_heaps; user != nullptr; user = user->user_next) {
+      heap_fold_counts_collected(user);
+    }
+  }
   // Dead counters and live heaps are read under the registry lock, which also covers the
   // merge of an exiting heap, so every count is seen exactly once.
   registry_visit([](const Heap* heap, void* arg) { add_heap(heap, arg); }, &totals);
@@ -159,6 +187,8 @@ int hs_heap_stats_get(const hs_heap_t* heap, hs_stats_t* out) {
   if (heap == nullptr) return -1;
   hs_stats_t full{};
   Totals totals{};
+  Heap* counted = reinterpret_cast<Heap*>(const_cast<hs_heap_t*>(heap));
+  if (counted->thread_id == os::thread_id()) heap_fold_counts_collected(counted);  // exact
   add_heap(reinterpret_cast<const Heap*>(heap), &totals);
   fill_from_totals(&full, totals);
   return copy_out(out, full);

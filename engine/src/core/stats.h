@@ -25,9 +25,10 @@ struct OwnerCounter {
   }
 };
 
-// The fast paths count one event per block in its size class (one add per malloc and per
-// free); counts and bytes of all classes are summed when the statistics are read. The plain
-// counters take what the slow paths count (huge blocks, remote frees, heap teardown).
+// Per size class, what the heap's pages handed out and its own frees gave back, folded in
+// from the pages (page_counts.h); counts and bytes of all classes are summed when the
+// statistics are read. The plain counters take what the slow paths count (huge blocks,
+// remote frees, heap teardown).
 struct HeapCounters {
   OwnerCounter bin_allocs[kBinCount];
   OwnerCounter bin_frees[kBinCount];

@@ -10,6 +10,7 @@
 #include "core/huge.h"
 #include "core/options.h"
 #include "core/page.h"
+#include "core/page_counts.h"
 #include "core/page_queue.h"
 #include "core/profiler_hooks.h"
 #include "core/segment.h"
@@ -470,7 +471,8 @@ static bool abandoned_tidy(Segment* segment, Page* only) {
   bool was_empty = segment_is_empty(segment);
   auto tidy_page = [](Page* page) {
     if (page_owner_tid(page) != 0) return;  // taken over by a live thread: its to collect
-    page_collect(page);
+    // Remote frees that raced the owner's exit: nobody's page to fold, so counted here.
+    if (uint32_t remote = page_collect(page)) page_count_ownerless_frees(page, remote);
     if (page->used == 0) span_free_abandoned(page);
   };
   if (only != nullptr) {
@@ -511,7 +513,7 @@ bool free_into_abandoned(Segment* segment, Page* page, void* p) {
     Block* block = static_cast<Block*>(p);
     block_set_next(block, page->local_free);
     page->local_free = block;
-    --page->used;
+    page_uncount_frees(page, 1);  // counted by the caller (free_generic)
     abandoned_tidy(segment, page);
   }
   spin_unlock(g_abandoned_lock);
@@ -539,6 +541,7 @@ void reclaim_freed_into() {
 // or for a thread that frees into it first (claim_returned_page). An empty one is purged
 // first, so an owner that never comes back does not keep it resident.
 void return_taken_page(Page* page) {
+  page_fold_counts(page);  // into the taker's heap, which has the page until page_give_up
   Segment* segment = segment_of_page(page);
   if (page->used == 0) {
     // Still ours, and no block in it is live: nobody else reads or writes its memory. The
@@ -615,8 +618,9 @@ void thread_done(void* value) {
     registry_remove(user);
     heap_struct_free(user);
   }
-  heap_release_all(heap);
+  heap_release_all(heap);  // collects every page: the remote frees are counted in its folds
   heap_return_taken(heap);
+  heap_fold_counts(heap);  // what stays is abandoned: nothing left on its pages to fold
   purge_due(td, false);
   abandon_segments(td);
   registry_remove(heap);

@@ -121,6 +121,76 @@ TEST(Stats, CountersMoveByExactAmounts) {
   EXPECT_EQ(c.allocated_bytes, a.allocated_bytes);
 }
 
+// Small and medium blocks are counted on their pages and folded into the heap's counts
+// (src/core/page_counts.h). Every way a block can go back is counted once: the owner's fast
+// path, a remote free collected later, a free into a full page, a free into the page of a
+// thread that has exited. Exact once the owner has exited (its pages were folded then).
+TEST(Stats, EveryKindOfFreeIsCountedOnce) {
+  constexpr size_t kBlocks = 3000;
+  const hs_stats_t start = stats_now();
+  std::vector<void*> handed;
+  std::vector<void*> kept_by_main;
+  size_t kept_usable = 0;
+  std::thread producer([&] {
+    std::vector<void*> blocks;
+    for (size_t i = 0; i < kBlocks; ++i) blocks.push_back(hs_malloc(8 + (i * 37) % 2040));
+    for (size_t i = 0; i < kBlocks; ++i) {
+      if (i % 3 == 0) {
+        hs_free(blocks[i]);  // the owner's own free
+      } else {
+        handed.push_back(blocks[i]);
+      }
+    }
+    // Half of the rest freed by another thread while this one lives (remote frees, some into
+    // full pages), then collected by this thread's next allocations.
+    std::thread freer([&] {
+      for (size_t i = 0; i < handed.size(); i += 2) hs_free(handed[i]);
+    });
+    freer.join();
+    std::vector<void*> more;
+    for (size_t i = 0; i < 500; ++i) more.push_back(hs_malloc(8 + (i * 53) % 2040));
+    for (void* p : more) hs_free(p);
+    for (size_t i = 1; i < handed.size(); i += 2) kept_by_main.push_back(handed[i]);
+  });
+  producer.join();
+  for (void* p : kept_by_main) kept_usable += hs_usable_size(p);
+  const hs_stats_t after_exit = stats_now();
+  const size_t freed_so_far = kBlocks - kept_by_main.size() + 500;
+  EXPECT_EQ(after_exit.alloc_count - start.alloc_count, kBlocks + 500);
+  EXPECT_EQ(after_exit.free_count - start.free_count, freed_so_far);
+  EXPECT_EQ(after_exit.allocated_bytes - start.allocated_bytes, kept_usable);
+  for (void* p : kept_by_main) hs_free(p);  // into an exited thread's pages
+  const hs_stats_t end = stats_now();
+  EXPECT_EQ(end.free_count - start.free_count, kBlocks + 500);
+  EXPECT_EQ(end.allocated_bytes, start.allocated_bytes);
+}
+
+// A thread's own counts are exact when it reads them: a malloc/free loop on one page (which
+// never leaves the fast paths) and blocks left live across pages that never filled.
+TEST(Stats, AThreadReadsItsOwnCountsExactly) {
+  std::thread worker([] {
+    void* first = hs_malloc(40);  // the thread's heap exists before the baseline
+    hs_free(first);
+    const hs_stats_t a = stats_now();
+    for (int i = 0; i < 100000; ++i) hs_free(hs_malloc(40));
+    std::vector<void*> live;
+    size_t usable = 0;
+    for (size_t size = 16; size <= 48 * kKiB; size += size / 4) {
+      live.push_back(hs_malloc(size));
+      usable += hs_usable_size(live.back());
+    }
+    const hs_stats_t b = stats_now();
+    EXPECT_EQ(b.alloc_count - a.alloc_count, 100000 + live.size());
+    EXPECT_EQ(b.free_count - a.free_count, 100000u);
+    EXPECT_EQ(b.allocated_bytes - a.allocated_bytes, usable);
+    for (void* p : live) hs_free(p);
+    const hs_stats_t c = stats_now();
+    EXPECT_EQ(c.free_count - a.free_count, 100000 + live.size());
+    EXPECT_EQ(c.allocated_bytes, a.allocated_bytes);
+  });
+  worker.join();
+}
+
 TEST(Stats, HugeAllocationsAreCounted) {
   const hs_stats_t a = stats_now();
   void* h = hs_malloc(64 * kMiB);

@@ -141,24 +141,21 @@ struct LineWriter {
   }
 };
 
+// The calling thread's heaps fold their pages, so its own counts are exact; other threads'
+// lag by what their pages hold unfolded.
+void fold_own_heaps(bool collect) {
+  if (tls_heap == &g_empty_heap) return;
+  auto fold = collect ? heap_fold_counts_collected : heap_fold_counts;
+  fold(tls_heap);
+  for (Heap* user = tls_heap->td->user_heaps; user != nullptr; user = user->user_next) fold(user);
+}
+
 }  // namespace
 
-}  // namespace heapscope
-
-using namespace heapscope;
-
-extern "C" {
-
-int hs_stats_get(hs_stats_t* out) {
+int stats_get(hs_stats_t* out, bool collect_own) {
   hs_stats_t full{};
   Totals totals{};
-  // The caller's own counts are exact; other threads' lag by what their pages hold unfolded.
-  if (tls_heap != &g_empty_heap) {
-    heap_fold_counts_collected(tls_heap);
-    for (Heap* user = tls_heap->td->user_heaps; user != nullptr; user = user->user_next) {
-      heap_fold_counts_collected(user);
-    }
-  }
+  fold_own_heaps(collect_own);
   // Dead counters and live heaps are read under the registry lock, which also covers the
   // merge of an exiting heap, so every count is seen exactly once.
   registry_visit([](const Heap* heap, void* arg) { add_heap(heap, arg); }, &totals);
@@ -182,6 +179,14 @@ int hs_stats_get(hs_stats_t* out) {
   full.pages_taken_over = g_counters.pages_taken_over.load(std::memory_order_relaxed);
   return copy_out(out, full);
 }
+
+}  // namespace heapscope
+
+using namespace heapscope;
+
+extern "C" {
+
+int hs_stats_get(hs_stats_t* out) { return stats_get(out, true); }
 
 int hs_heap_stats_get(const hs_heap_t* heap, hs_stats_t* out) {
   if (heap == nullptr) return -1;

@@ -7,6 +7,7 @@
 
 #include "core/common.h"
 #include "core/size_class.h"
+#include "heapscope/heapscope.h"
 
 namespace heapscope {
 
@@ -59,6 +60,10 @@ struct GlobalCounters {
 extern GlobalCounters g_counters;
 void counters_merge_dead(const Heap* heap);
 uint64_t heap_requested_bytes(const Heap* heap);  // exact for the owner, a moment old for others
-void note_committed(uint64_t added);              // committed_bytes += added, tracking the peak
+// hs_stats_get; collect_own: the calling thread's heaps first collect the remote frees in
+// their pages (the public call), or only fold their pages (from inside an allocation, where
+// the profiler reads the statistics and nothing may be freed under its caller).
+int stats_get(hs_stats_t* out, bool collect_own);
+void note_committed(uint64_t added);  // committed_bytes += added, tracking the peak
 
 }  // namespace heapscope

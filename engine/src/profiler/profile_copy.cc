@@ -1,5 +1,6 @@
 #include "profiler/profile_copy.h"
 
+#include "core/stats.h"
 #include "platform/platform.h"
 #include "profiler/prof_internal.h"
 
@@ -23,7 +24,7 @@ ProfileHeapStats heap_stats_now() {
   s.size = sizeof s;
   s.version = HS_STATS_VERSION;
   ProfileHeapStats out{};
-  if (hs_stats_get(&s) != 0) return out;
+  if (stats_get(&s, false) != 0) return out;  // may run inside an allocation (a peak copy)
   out.committed_bytes = s.committed_bytes;
   out.reserved_bytes = s.reserved_bytes;
   out.allocated_bytes = s.allocated_bytes;

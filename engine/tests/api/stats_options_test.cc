@@ -191,6 +191,38 @@ TEST(Stats, AThreadReadsItsOwnCountsExactly) {
   worker.join();
 }
 
+// Another live thread's blocks are counted as its pages fold (heapscope.h): once it has read
+// its own statistics, which folds all its pages, every other thread sees its counts exactly.
+TEST(Stats, ALiveThreadsCountsReachOthersWhenItFolds) {
+  std::atomic<int> step{0};
+  std::vector<void*> live;
+  size_t usable = 0;
+  const hs_stats_t start = stats_now();
+  std::thread worker([&] {
+    for (size_t i = 0; i < 3000; ++i) {
+      void* p = hs_malloc(16 + (i * 24) % 1000);
+      if (i % 3 == 0) {
+        hs_free(p);
+      } else {
+        live.push_back(p);
+        usable += hs_usable_size(p);
+      }
+    }
+    stats_now();  // the worker's own read folds its pages
+    step.store(1);
+    while (step.load() != 2) std::this_thread::yield();  // alive, and idle, while main reads
+    for (void* p : live) hs_free(p);
+  });
+  while (step.load() != 1) std::this_thread::yield();
+  const hs_stats_t seen = stats_now();
+  EXPECT_EQ(seen.alloc_count - start.alloc_count, 3000u);
+  EXPECT_EQ(seen.free_count - start.free_count, 1000u);
+  EXPECT_EQ(seen.allocated_bytes - start.allocated_bytes, usable);
+  step.store(2);
+  worker.join();
+  EXPECT_EQ(stats_now().allocated_bytes, start.allocated_bytes);
+}
+
 TEST(Stats, HugeAllocationsAreCounted) {
   const hs_stats_t a = stats_now();
   void* h = hs_malloc(64 * kMiB);

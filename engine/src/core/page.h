@@ -44,8 +44,8 @@ struct alignas(128) Page {
   Page* next;
   Page* prev;
   // Statistics without a counter on free's fast path (page_counts.h): blocks handed out since
-  // the page's counts were last folded into its heap, and `used` as it stood then, less the
-  // frees counted where they were made (remote, slow-path and abandoned frees).
+  // the page's counts were last folded into its heap, and `used` as it stood then, moved along
+  // by the keep bias and by frees counted where they were made (into an exited thread's page).
   uint64_t pops;
   uint32_t used_base;
   // ---- shared line ----

@@ -26,10 +26,11 @@ struct OwnerCounter {
   }
 };
 
-// Per size class, what the heap's pages handed out and its own frees gave back, folded in
-// from the pages (page_counts.h); counts and bytes of all classes are summed when the
-// statistics are read. The plain counters take what the slow paths count (huge blocks,
-// remote frees, heap teardown).
+// Per size class, what the heap's pages handed out and what came back to them (the owner's
+// frees and the remote frees it collected), folded in from the pages (page_counts.h); counts
+// and bytes of all classes are summed when the statistics are read. The plain counters take
+// what is counted elsewhere (huge blocks, frees into exited threads' pages, heap teardown,
+// growth in place).
 struct HeapCounters {
   OwnerCounter bin_allocs[kBinCount];
   OwnerCounter bin_frees[kBinCount];

@@ -2,8 +2,11 @@
 // forgets samples, and the same seed gives the same samples.
 #include <errno.h>
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <thread>
+#include <vector>
 
 #include "contract_support.h"
 
@@ -34,6 +37,28 @@ TEST_F(ProfContract, StartWhileRunningFailsAndLeavesTheSessionUnchanged) {
   EXPECT_EQ(after.total_samples, 10u);
   for (void* p : blocks) hs_free(p);
   EXPECT_EQ(prof_stats().live_samples, 0u);
+}
+
+// A session started by one thread reaches the others within 16 MiB of their allocations
+// (docs/profiler.md), even when their last allocation before it was a huge block: the idle
+// re-check after an allocation comes after 64 more of its size, but never beyond 16 MiB.
+TEST_F(ProfContract, AThreadRunningWhenASessionStartsIsSampledWithin16MiB) {
+  std::atomic<int> step{0};
+  std::vector<void*> made;
+  std::thread worker([&] {
+    hs_free(hs_malloc(64u << 20));  // the last allocation before the session: 64 MiB
+    step.store(1);
+    while (step.load() != 2) std::this_thread::yield();
+    for (int i = 0; i < 1536; ++i) made.push_back(hs_malloc(16 * 1024));  // 24 MiB
+  });
+  while (step.load() != 1) std::this_thread::yield();
+  ASSERT_TRUE(hs_prof_start_seeded(4096, 21));  // about one sample per 4 KiB once armed
+  step.store(2);
+  worker.join();
+  // At least the last 8 MiB are sampled: ~2000 samples expected; none if the worker never
+  // looked at the session again.
+  EXPECT_GE(prof_stats().live_samples, 500u);
+  for (void* p : made) hs_free(p);
 }
 
 TEST_F(ProfContract, StopClearsCountsAndOldSamplesAreForgottenAcrossSessions) {

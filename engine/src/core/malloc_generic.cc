@@ -28,8 +28,12 @@ static Page* page_fresh(Heap* heap, size_t bin) {
   return page;
 }
 
-// The first page of the bin's queue with a free block (collecting and extending as it goes;
-// pages without one move to the full list), or nullptr.
+// The first page of the bin's queue with a free block (collecting and extending as it goes),
+// or nullptr. A page without one goes to the back of the queue the first time it is passed
+// and to the full list the second: in a steady churn the owner frees into it before the
+// allocations come round to it again, and a page in the full list takes those frees off the
+// fast path (the full-list lock, the flag set and cleared) only to come back; pages that
+// really stay full still park there after one more look.
 static Page* queue_page_with_block(Heap* heap, size_t bin) {
   PageQueue* queue = &heap->queues[bin];
   Page* page = queue->first;
@@ -38,13 +42,22 @@ static Page* queue_page_with_block(Heap* heap, size_t bin) {
     if (page->free == nullptr) page_collect(page);
     if (page->free == nullptr) page_extend(page);
     if (page->free != nullptr) {
+      page->passed_dry = 0;
       if (page != queue->first) {
         queue_remove(heap, page);
         queue_push(heap, page, true);
       }
       return page;
     }
+    if (page->passed_dry == 0 && page != queue->last) {
+      page->passed_dry = 1;
+      queue_remove(heap, page);
+      queue_push(heap, page, false);
+      page = next;
+      continue;
+    }
     if (!mark_full(heap, page)) continue;  // remote frees arrived: collect them next round
+    page->passed_dry = 0;
     page = next;
   }
   return nullptr;

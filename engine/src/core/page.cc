@@ -44,6 +44,7 @@ void page_init(Page* page, Heap* heap, size_t bin, bool one_block) {
   page->used_base = 0;
   page->pops = 0;
   page->keep_bias = 0;
+  page->passed_dry = 0;
   page->free = nullptr;
   page->local_free = nullptr;
   // The hardened build checks every free without the flag (the owner's inline, alloc_inline.h).

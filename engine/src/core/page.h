@@ -48,6 +48,10 @@ struct alignas(128) Page {
   // by the keep bias and by frees counted where they were made (into an exited thread's page).
   uint64_t pops;
   uint32_t used_base;
+  // Set when allocation found the page without a free block and sent it to the back of its
+  // queue rather than into the full list (queue_page_with_block): frees keep reaching it on
+  // the fast path until allocation comes round to it again. Cleared when it serves a block.
+  uint8_t passed_dry;
   // ---- shared line ----
   alignas(64) std::atomic<Block*> thread_free;  // blocks freed by other threads
   // The owner thread's id (0 when abandoned or huge) in the low bits and the PageFlags in

@@ -218,20 +218,25 @@ bool span_grow(ThreadData* td, Page* page, size_t slices) {
   return true;
 }
 
-// A run of `slices` free resident slices that a page of `bin` started at, or -1.
+// A run of `slices` free resident slices that a page of `bin` started at, or -1. Only the
+// starts that leave room for the span are looked at (each look reads a slice descriptor).
 static long same_class_run(const Segment* segment, const SliceMap& dirty, size_t bin,
                            size_t slices) {
-  for (size_t j = dirty.next_set(0); j < kSlicesPerSegment; j = dirty.next_set(j + 1)) {
-    if (segment->pages[j].last_bin != bin || j + slices > kSlicesPerSegment) continue;
-    if ((SliceMap::range(j, slices) & ~dirty).none()) return static_cast<long>(j);
-  }
-  return -1;
+  long found = -1;
+  dirty.for_each_run([&](size_t first, size_t count) {
+    for (size_t j = first; found < 0 && j + slices <= first + count; ++j) {
+      if (segment->pages[j].last_bin == bin) found = static_cast<long>(j);
+    }
+  });
+  return found;
 }
 
 Page* span_alloc(ThreadData* td, size_t slices, size_t bin) {
   // First still-resident (dirty) free slices: reusing them avoids page faults on memory that
-  // was freed a moment ago; those of the same class first. Then any free run.
-  if (bin != 0) {
+  // was freed a moment ago; for a class of many blocks per page, those the class left first
+  // (their resident part is where its next page carves). Then any free run. A one-block page
+  // (a large class) is the user's to touch whole: any resident run serves it as well.
+  if (bin != 0 && bin_block_size(bin) <= kMediumBlockMax) {
     for (Segment* s = td->segments; s != nullptr; s = s->next) {
       SliceMap dirty = s->free_slices & s->dirty_slices;
       if (dirty.none()) continue;
@@ -298,6 +303,15 @@ static SliceMap span_clear(Segment* segment, Page* page) {
     const auto carved_units = static_cast<uint8_t>((in_slice + kResidentUnit - 1) / kResidentUnit);
     if (carved_units > slice->resident_units) slice->resident_units = carved_units;
     slice->last_bin = j == 0 && !one_block ? page->bin : 0;
+    if (j != 0) {
+      // Only the span's first descriptor was set up (page_init); take_slices wrote nothing
+      // else into the others since they were last cleared here.
+      HS_ASSERT_INTERNAL(slice->block_size == 0 && slice->heap == nullptr && slice->used == 0 &&
+                         page_owner_tid(slice) == 0 && slice->free == nullptr);
+      slice->slice_count = 0;
+      slice->slice_back = 0;
+      continue;
+    }
     slice->free = slice->local_free = nullptr;
     slice->used = slice->capacity = slice->reserved = 0;
     slice->keep_bias = 0;

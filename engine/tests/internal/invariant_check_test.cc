@@ -8,6 +8,7 @@
 
 #include "core/segment.h"
 #include "heapscope/heapscope.h"
+#include "page_of_block.h"
 
 namespace {
 
@@ -15,20 +16,10 @@ namespace {
 #define HS_TEST_ENGINE_DEBUG 0
 #endif
 
-// The page descriptor of a small block: its slice's entry in the segment header (small
-// blocks sit on one-slice pages, so the slice is the page's first).
-heapscope::Page* page_of_small_block(void* p) {
-  auto address = reinterpret_cast<uintptr_t>(p);
-  auto* segment = reinterpret_cast<heapscope::Segment*>(address & ~heapscope::kSegmentMask);
-  size_t slice = (address & heapscope::kSegmentMask) >> heapscope::kSliceShift;
-  heapscope::Page* page = &segment->pages[slice];
-  return page - page->slice_back;
-}
-
 void corrupt_used_count_then_collect() {
   void* p = hs_malloc(48);
   void* q = hs_malloc(48);
-  heapscope::Page* page = page_of_small_block(p);
+  heapscope::Page* page = hs_internal_test::page_of_block(p);
   page->used += 3;  // three blocks counted live that are on no list and were never handed out
   hs_free(q);
   hs_collect(0);  // collects the page: its counts are checked against its lists
@@ -44,7 +35,7 @@ TEST(InvariantCheck, CorruptedPageCountStopsTheProcess) {
 TEST(InvariantCheck, IntactPagePassesTheChecks) {
   void* p = hs_malloc(48);
   void* q = hs_malloc(48);
-  EXPECT_EQ(page_of_small_block(p), page_of_small_block(q));
+  EXPECT_EQ(hs_internal_test::page_of_block(p), hs_internal_test::page_of_block(q));
   hs_free(q);
   hs_collect(0);
   hs_free(p);

@@ -11,19 +11,12 @@
 #include "core/page.h"
 #include "core/segment.h"
 #include "heapscope/heapscope.h"
+#include "page_of_block.h"
 
 namespace {
 
 constexpr size_t kQueueTestSize = 1024;  // a one-slice page of 64 blocks
 constexpr size_t kBlocksPerPage = heapscope::kSliceSize / kQueueTestSize;
-
-heapscope::Page* page_holding_block(void* p) {
-  auto address = reinterpret_cast<uintptr_t>(p);
-  auto* segment = reinterpret_cast<heapscope::Segment*>(address & ~heapscope::kSegmentMask);
-  size_t slice = (address & heapscope::kSegmentMask) >> heapscope::kSliceShift;
-  heapscope::Page* page = &segment->pages[slice];
-  return page - page->slice_back;
-}
 
 bool in_full_list(const heapscope::Page* page) {
   return (heapscope::page_flags(page) & heapscope::kPageInFull) != 0;
@@ -35,21 +28,22 @@ TEST(PageQueue, APageRunDryBesideOneWithRoomStaysInItsQueueUntilPassedAgain) {
     // Page A fills; alone in its queue when it runs dry, it parks in the full list, and the
     // next block comes from a fresh page B.
     for (size_t i = 0; i <= kBlocksPerPage; ++i) blocks.push_back(hs_malloc(kQueueTestSize));
-    heapscope::Page* a = page_holding_block(blocks.front());
-    heapscope::Page* b = page_holding_block(blocks.back());
+    heapscope::Page* a = hs_internal_test::page_of_block(blocks.front());
+    heapscope::Page* b = hs_internal_test::page_of_block(blocks.back());
     ASSERT_NE(a, b);
     ASSERT_TRUE(in_full_list(a));
     // A free brings A back, behind B.
     hs_free(blocks.front());
     ASSERT_FALSE(in_full_list(a));
     // B runs dry while A, behind it, has a block: B is passed, not parked, and A serves.
-    while (page_holding_block(blocks.back()) == b) blocks.push_back(hs_malloc(kQueueTestSize));
-    EXPECT_EQ(page_holding_block(blocks.back()), a);
+    while (hs_internal_test::page_of_block(blocks.back()) == b)
+      blocks.push_back(hs_malloc(kQueueTestSize));
+    EXPECT_EQ(hs_internal_test::page_of_block(blocks.back()), a);
     EXPECT_FALSE(in_full_list(b)) << "a page passed once stays in its queue";
     // Found without a block again (A is dry too now): both park, and a fresh page serves.
     void* c = hs_malloc(kQueueTestSize);
-    EXPECT_NE(page_holding_block(c), a);
-    EXPECT_NE(page_holding_block(c), b);
+    EXPECT_NE(hs_internal_test::page_of_block(c), a);
+    EXPECT_NE(hs_internal_test::page_of_block(c), b);
     EXPECT_TRUE(in_full_list(a));
     EXPECT_TRUE(in_full_list(b));
     hs_free(c);

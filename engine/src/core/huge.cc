@@ -1,10 +1,14 @@
 // Huge blocks (over kHugeMin, 4 MiB): one dedicated, segment-aligned mapping each, freed from
-// any thread. Freed mappings wait in a small process-wide cache so that programs churning
-// multi-megabyte buffers of varying sizes reuse resident pages instead of faulting fresh ones:
-// a cached mapping serves a smaller request whole (within a ratio) and a bigger one by growing
-// (only the growth is new pages). The cache is bounded in bytes and entries; an entry unused
-// for the purge delay (adaptive, like the segments') is unmapped at the next allocator call
-// or thread exit.
+// any thread. Freed mappings wait in a small process-wide cache of resident *pieces*, so that
+// programs churning multi-megabyte buffers of varying sizes reuse resident pages instead of
+// faulting fresh ones. Where the kernel moves a range of several mappings in one call
+// (os::remap_moves_joined_mappings), a block holds what it asked for: a cached piece is cut to
+// the request (the rest stays cached, merged with its neighbours), moved onto an aligned range
+// when it does not start on one, and a request bigger than every piece is assembled from
+// several, so only the shortfall is faulted in. Elsewhere a cached mapping is used whole: it
+// serves a smaller request within kReuseRatio and a bigger one by growing. The cache is bounded
+// in bytes and entries; a piece unused for the purge delay (adaptive, like the segments') is
+// unmapped at the next allocator call or thread exit.
 #include "core/huge.h"
 
 #include <string.h>
@@ -23,19 +27,26 @@
 namespace heapscope {
 namespace {
 
-struct CacheEntry {
-  Segment* segment;
+// Free pages, resident unless never touched, of one or more of our mappings side by side.
+struct Piece {
+  uint8_t* base;
+  size_t size;
   int64_t freed_at;
 };
 
-constexpr size_t kCacheEntries = 16;
-// A cached mapping up to this many times the request serves it whole: its tail stays resident
-// for the block's next, bigger use. Beyond, the tail past this bound is unmapped, so a live
-// block never holds more than this factor of what was asked. At 8, buffers cycling through
-// three octaves of sizes (4-32 MiB) reuse the biggest mapping without faulting pages in.
+constexpr size_t kCacheEntries = 32;
+// Cutting a piece leaves a tail this short with the block instead of caching it: at most this
+// much of a live block lies past its request.
+constexpr size_t kMinPiece = size_t{1} << 20;
+// A request takes at most this many pieces: each is one remap call.
+constexpr size_t kMaxParts = 8;
+// Whole mappings only: a cached mapping up to this many times the request serves it whole, its
+// tail kept resident for the block's next, bigger use; beyond, the tail past this bound is
+// unmapped. At 8, buffers cycling through three octaves of sizes (4-32 MiB) reuse the biggest
+// mapping without faulting pages in.
 constexpr size_t kReuseRatio = 8;
 std::atomic<uint32_t> g_cache_lock{0};
-CacheEntry g_cache[kCacheEntries];
+Piece g_cache[kCacheEntries];
 size_t g_cache_count = 0;
 size_t g_cache_bytes = 0;
 // When the oldest entry expires (0: empty): the unlocked check every allocator call makes.
@@ -48,6 +59,10 @@ std::atomic<int64_t> g_last_miss_ms{0};
 // Bytes of huge mappings in use (not cached): the cache may hold a share of them.
 std::atomic<size_t> g_live_bytes{0};
 constexpr size_t kLiveShare = 2;  // the cache may hold up to live / kLiveShare
+
+bool segment_aligned(const uint8_t* p) {
+  return (reinterpret_cast<uintptr_t>(p) & kSegmentMask) == 0;
+}
 
 // The cache's byte bound: the option, or more while many huge bytes are in use.
 size_t cache_limit() {
@@ -77,128 +92,265 @@ void update_expire_at() {
   g_cache_expire_at.store(at, std::memory_order_relaxed);
 }
 
-void note_released(size_t bytes) {
+void note_reserved(size_t bytes) {
+  g_counters.reserved_bytes.fetch_add(bytes, std::memory_order_relaxed);
+  note_committed(bytes);
+}
+
+void note_unreserved(size_t bytes) {
   g_counters.reserved_bytes.fetch_sub(bytes, std::memory_order_relaxed);
   g_counters.committed_bytes.fetch_sub(bytes, std::memory_order_relaxed);
+}
+
+void note_released(size_t bytes) {
+  note_unreserved(bytes);
   g_counters.purged_bytes.fetch_add(bytes, std::memory_order_relaxed);
 }
 
-void unmap_huge(Segment* segment) {
-  note_released(segment->mapped_size);
-  segment_map_set(segment, segment->mapped_size, false);
-  os::unmap(segment->mapping, segment->mapped_size);
+// Clears the segment map entries of the 32 MiB ranges that start inside [base, base + size):
+// a piece's, before its pages leave the cache. The entry of a range starting before `base`
+// belongs to the block the piece was cut from and stays.
+void map_clear(uint8_t* base, size_t size) {
+  uintptr_t first = (reinterpret_cast<uintptr_t>(base) + kSegmentMask) & ~kSegmentMask;
+  uintptr_t end = reinterpret_cast<uintptr_t>(base) + size;
+  // NOLINTNEXTLINE(performance-no-int-to-ptr): a segment boundary inside the piece.
+  if (first < end) segment_map_set(reinterpret_cast<Segment*>(first), end - first, false);
 }
 
+void unmap_piece(const Piece& piece) {
+  map_clear(piece.base, piece.size);
+  os::unmap(piece.base, piece.size);
+  note_released(piece.size);
+}
+
+// Caller holds the lock (for all the cache_* functions below).
 void cache_remove_at(size_t i) {
-  g_cache_bytes -= g_cache[i].segment->mapped_size;
+  g_cache_bytes -= g_cache[i].size;
   g_cache[i] = g_cache[--g_cache_count];
 }
 
-// Unmaps the tail of a cached mapping past new_size.
-void shrink(Segment* segment, size_t new_size) {
-  size_t excess = segment->mapped_size - new_size;
-  segment_map_set(segment, segment->mapped_size, false);
-  os::unmap(reinterpret_cast<uint8_t*>(segment) + new_size, excess);
-  segment->mapped_size = new_size;
-  segment_map_set(segment, new_size, true);
-  note_released(excess);
+// Adds a piece, merged with the cached pieces it touches when pieces can be cut and joined
+// (else a piece is a whole mapping, unmapped whole). There must be room.
+void cache_insert(Piece piece, bool join) {
+  for (size_t i = 0; join && i < g_cache_count;) {
+    const Piece& other = g_cache[i];
+    if (other.base + other.size == piece.base) {
+      piece.base = other.base;
+    } else if (piece.base + piece.size != other.base) {
+      ++i;
+      continue;
+    }
+    piece.size += other.size;
+    cache_remove_at(i);  // slot i now holds another piece: look at it too
+  }
+  g_cache[g_cache_count++] = piece;
+  g_cache_bytes += piece.size;
 }
 
-// Grows a cached mapping to new_size: in place when the range after it is free, else its
-// pages move to a fresh aligned range (page tables move, nothing is faulted). nullptr if the
-// kernel refuses both; the mapping is then unchanged.
-Segment* grow(Segment* segment, size_t new_size) {
-  size_t old_size = segment->mapped_size;
-  segment_map_set(segment, old_size, false);
-  guard_huge_block(segment, kHugeBlockOffset, false);  // the kernel remaps one range only
-  void* moved = os::remap(segment, old_size, new_size, nullptr);
-  if (moved == nullptr) {
-    void* target = os::map_aligned(new_size, kSegmentSize);
-    if (target != nullptr) {
-      moved = os::remap(segment, old_size, new_size, target);
-      if (moved == nullptr) os::unmap(target, new_size);
+Piece cache_pop_oldest() {
+  size_t oldest = 0;
+  for (size_t i = 1; i < g_cache_count; ++i) {
+    if (g_cache[i].freed_at < g_cache[oldest].freed_at) oldest = i;
+  }
+  Piece piece = g_cache[oldest];
+  cache_remove_at(oldest);
+  return piece;
+}
+
+// Caches a freed block's mapping, or unmaps it when caching is off or it exceeds the bound;
+// unmaps what the bounds then evict, oldest first.
+void cache_put(Piece piece) {
+  size_t limit = cache_limit();
+  bool join = os::remap_moves_joined_mappings();
+  Piece evicted[kCacheEntries + 1];
+  size_t evicted_count = 0;
+  spin_lock(g_cache_lock);
+  if (limit == 0 || cache_delay() == 0 || piece.size > limit) {
+    evicted[evicted_count++] = piece;
+  } else {
+    if (g_cache_count == kCacheEntries) evicted[evicted_count++] = cache_pop_oldest();
+    cache_insert(piece, join);
+    while (g_cache_bytes > limit) evicted[evicted_count++] = cache_pop_oldest();
+  }
+  update_expire_at();
+  spin_unlock(g_cache_lock);
+  for (size_t i = 0; i < evicted_count; ++i) unmap_piece(evicted[i]);
+}
+
+// The pieces a request takes out of the cache, in the order they are laid out in its block.
+struct Take {
+  Piece parts[kMaxParts];
+  size_t count = 0;
+  size_t bytes = 0;
+};
+
+// Takes piece i out of the cache into `take`: only its first `want` bytes when the rest is
+// worth keeping (the rest stays cached).
+void take_part(size_t i, size_t want, Take* take) {
+  Piece piece = g_cache[i];
+  cache_remove_at(i);
+  if (piece.size >= want + kMinPiece) {
+    // The tail's age restarts: the pages beside it were just wanted, so it likely is soon.
+    cache_insert(Piece{piece.base + want, piece.size - want, os::now_ms()}, true);
+    piece.size = want;
+  }
+  take->parts[take->count++] = piece;
+  take->bytes += piece.size;
+}
+
+// Pieces cut and joined: the smallest segment-aligned piece big enough (the block starts where
+// it is); else the smallest piece big enough (its pages move); else the biggest pieces until
+// the request is covered.
+void plan_cut(size_t want, Take* take) {
+  size_t aligned = kCacheEntries;
+  size_t any = kCacheEntries;
+  for (size_t i = 0; i < g_cache_count; ++i) {
+    size_t have = g_cache[i].size;
+    if (have < want) continue;
+    if (any == kCacheEntries || have < g_cache[any].size) any = i;
+    if (segment_aligned(g_cache[i].base) &&
+        (aligned == kCacheEntries || have < g_cache[aligned].size)) {
+      aligned = i;
     }
   }
-  if (moved == nullptr) {
-    guard_huge_block(segment, kHugeBlockOffset, true);
-    segment_map_set(segment, old_size, true);
-    return nullptr;
+  if (aligned != kCacheEntries) return take_part(aligned, want, take);
+  if (any != kCacheEntries) return take_part(any, want, take);
+  while (take->bytes < want && take->count < kMaxParts && g_cache_count > 0) {
+    size_t biggest = 0;
+    for (size_t i = 1; i < g_cache_count; ++i) {
+      if (g_cache[i].size > g_cache[biggest].size) biggest = i;
+    }
+    take_part(biggest, want - take->bytes, take);
   }
-  segment = static_cast<Segment*>(moved);
-  guard_huge_block(segment, kHugeBlockOffset, true);
-  segment->mapping = moved;
-  segment->mapped_size = new_size;
-  segment_map_set(segment, new_size, true);
-  g_counters.reserved_bytes.fetch_add(new_size - old_size, std::memory_order_relaxed);
-  note_committed(new_size - old_size);
-  g_counters.huge_remaps.fetch_add(1, std::memory_order_relaxed);
-  return segment;
 }
 
-// A cached mapping for a request of mapped_size bytes, nullptr if none serves. Prefers, in
-// order: the smallest one big enough within kReuseRatio (no new pages at all); the biggest
-// smaller one, grown (only the growth is new); a bigger one, its tail past the ratio unmapped.
-// *resident_out is how many of the returned mapping's bytes were already resident.
-Segment* cache_take(size_t mapped_size, size_t* resident_out) {
-  spin_lock(g_cache_lock);
+// Whole mappings, in order of preference: the smallest big enough within kReuseRatio (no new
+// pages at all); the biggest smaller one, to grow; a bigger one, its tail past the ratio
+// unmapped.
+void plan_whole(size_t want, Take* take) {
   size_t above = kCacheEntries;
   size_t below = kCacheEntries;
   for (size_t i = 0; i < g_cache_count; ++i) {
-    size_t have = g_cache[i].segment->mapped_size;
-    if (have >= mapped_size) {
-      if (above == kCacheEntries || have < g_cache[above].segment->mapped_size) above = i;
-    } else if (below == kCacheEntries || have > g_cache[below].segment->mapped_size) {
+    size_t have = g_cache[i].size;
+    if (have >= want) {
+      if (above == kCacheEntries || have < g_cache[above].size) above = i;
+    } else if (below == kCacheEntries || have > g_cache[below].size) {
       below = i;
     }
   }
   size_t pick = above;
   if (above == kCacheEntries ||
-      (below != kCacheEntries && g_cache[above].segment->mapped_size / kReuseRatio > mapped_size)) {
+      (below != kCacheEntries && g_cache[above].size / kReuseRatio > want)) {
     pick = below;
   }
-  Segment* segment = nullptr;
-  if (pick != kCacheEntries) {
-    segment = g_cache[pick].segment;
-    cache_remove_at(pick);
-    update_expire_at();
-  }
-  spin_unlock(g_cache_lock);
-  if (segment == nullptr) return nullptr;
-  size_t have = segment->mapped_size;
-  *resident_out = have < mapped_size ? have : mapped_size;
-  if (have < mapped_size) {
-    Segment* grown = grow(segment, mapped_size);
-    if (grown == nullptr) unmap_huge(segment);
-    return grown;
-  }
-  if (have / kReuseRatio > mapped_size) shrink(segment, mapped_size * kReuseRatio);
-  *resident_out = segment->mapped_size;
+  if (pick == kCacheEntries) return;
+  take->parts[take->count++] = g_cache[pick];
+  take->bytes = g_cache[pick].size;
+  cache_remove_at(pick);
+}
+
+// Moves a mapping's pages onto the start of `target`, a fresh aligned mapping of new_size
+// bytes (page tables move, nothing is faulted or copied). False if the kernel refuses.
+bool move_onto(uint8_t* from, size_t size, uint8_t* target) {
+  return os::remap(from, size, size, target) != nullptr;
+}
+
+// A huge segment's header over whatever its first page held (a cached piece holds anyone's
+// old bytes): every field reads zero, as in a fresh mapping, but these.
+Segment* init_header(uint8_t* base, size_t mapped_size) {
+  auto* segment = reinterpret_cast<Segment*>(base);
+  memset(static_cast<void*>(segment), 0, offsetof(Segment, pages) + sizeof(Page));
+  segment->kind = SegmentKind::kHuge;
+  segment->mapped_size = mapped_size;
+  segment->mapping = segment;
   return segment;
 }
 
-// Returns true if the cache took the mapping.
-bool cache_put(Segment* segment) {
-  size_t limit = cache_limit();
-  if (segment->mapped_size > limit) return false;
-  if (cache_delay() == 0) return false;  // purge at once
-  Segment* evicted[kCacheEntries];
-  size_t evicted_count = 0;
-  spin_lock(g_cache_lock);
-  while (g_cache_count > 0 &&
-         (g_cache_count == kCacheEntries || g_cache_bytes + segment->mapped_size > limit)) {
-    size_t oldest = 0;
-    for (size_t i = 1; i < g_cache_count; ++i) {
-      if (g_cache[i].freed_at < g_cache[oldest].freed_at) oldest = i;
-    }
-    evicted[evicted_count++] = g_cache[oldest].segment;
-    cache_remove_at(oldest);
+// Makes a block of the pieces taken for a request of mapped_size bytes: where it is when that
+// is one segment-aligned piece big enough, else on a fresh aligned range onto which the
+// pieces' pages move in turn, the rest of the range faulting in as the block is used. nullptr
+// when no range can be mapped. *resident_out: how many of the block's first bytes may hold
+// old data.
+Segment* make_block(const Take& take, size_t mapped_size, size_t* resident_out) {
+  uint8_t* first = take.parts[0].base;
+  if (take.count == 1 && take.bytes >= mapped_size && segment_aligned(first)) {
+    map_clear(first, take.bytes);
+    *resident_out = take.bytes;
+    return init_header(first, take.bytes);
   }
-  g_cache[g_cache_count++] = CacheEntry{segment, os::now_ms()};
-  g_cache_bytes += segment->mapped_size;
-  update_expire_at();
+  size_t total = take.bytes > mapped_size ? take.bytes : mapped_size;
+  auto* target = static_cast<uint8_t*>(os::map_aligned(total, kSegmentSize));
+  if (target != nullptr) note_reserved(total);
+  size_t offset = 0;
+  for (size_t i = 0; i < take.count; ++i) {
+    const Piece& part = take.parts[i];
+    map_clear(part.base, part.size);
+    if (target != nullptr && move_onto(part.base, part.size, target + offset)) {
+      note_unreserved(part.size);  // its pages replaced some of the range's
+    } else {
+      // Refused (a failed move of several mappings may have moved some): the rest goes, and
+      // the range counts as holding old data up to here.
+      os::unmap(part.base, part.size);
+      note_released(part.size);
+    }
+    offset += part.size;
+  }
+  if (target == nullptr) return nullptr;
+  *resident_out = offset;
+  return init_header(target, total);
+}
+
+// Makes a block of one whole cached mapping: grown (in place, or its pages move to a fresh
+// aligned range), or its tail past kReuseRatio times the request unmapped. nullptr when it
+// cannot grow (it is then unmapped).
+Segment* fit_whole(const Piece& piece, size_t mapped_size, size_t* resident_out) {
+  map_clear(piece.base, piece.size);
+  auto* base = piece.base;
+  size_t size = piece.size;
+  *resident_out = size < mapped_size ? size : mapped_size;
+  if (size < mapped_size) {
+    void* grown = os::remap(base, size, mapped_size, nullptr);
+    if (grown == nullptr) {
+      void* target = os::map_aligned(mapped_size, kSegmentSize);
+      if (target != nullptr) {
+        grown = os::remap(base, size, mapped_size, target);
+        if (grown == nullptr) os::unmap(target, mapped_size);
+      }
+    }
+    if (grown == nullptr) {
+      unmap_piece(piece);
+      return nullptr;
+    }
+    note_reserved(mapped_size - size);
+    base = static_cast<uint8_t*>(grown);
+    size = mapped_size;
+  } else if (size / kReuseRatio > mapped_size) {
+    size_t keep = mapped_size * kReuseRatio;
+    os::unmap(base + keep, size - keep);
+    note_released(size - keep);
+    size = keep;
+    *resident_out = size;
+  } else {
+    *resident_out = size;
+  }
+  return init_header(base, size);
+}
+
+// A block of mapped_size bytes from the cache, its header set and its map entries not yet;
+// nullptr if the cache has nothing for it.
+Segment* cache_take(size_t mapped_size, size_t* resident_out) {
+  bool cut = os::remap_moves_joined_mappings();
+  Take take;
+  spin_lock(g_cache_lock);
+  if (cut)
+    plan_cut(mapped_size, &take);
+  else
+    plan_whole(mapped_size, &take);
+  if (take.count > 0) update_expire_at();
   spin_unlock(g_cache_lock);
-  for (size_t i = 0; i < evicted_count; ++i) unmap_huge(evicted[i]);
-  return true;
+  if (take.count == 0) return nullptr;
+  if (cut) return make_block(take, mapped_size, resident_out);
+  return fit_whole(take.parts[0], mapped_size, resident_out);
 }
 
 // A mapping had to be faulted in (or grown): if an entry expired within the longest delay
@@ -222,12 +374,12 @@ void huge_cache_trim(bool force) {
   int64_t now = os::now_ms();
   if (!force && now < at) return;
   int64_t delay = cache_delay();
-  Segment* expired[kCacheEntries];
+  Piece expired[kCacheEntries];
   size_t expired_count = 0;
   spin_lock(g_cache_lock);
   for (size_t i = 0; i < g_cache_count;) {
     if (force || (delay >= 0 && now - g_cache[i].freed_at >= delay)) {
-      expired[expired_count++] = g_cache[i].segment;
+      expired[expired_count++] = g_cache[i];
       cache_remove_at(i);
     } else {
       ++i;
@@ -236,7 +388,7 @@ void huge_cache_trim(bool force) {
   update_expire_at();
   spin_unlock(g_cache_lock);
   if (expired_count == 0) return;
-  for (size_t i = 0; i < expired_count; ++i) unmap_huge(expired[i]);
+  for (size_t i = 0; i < expired_count; ++i) unmap_piece(expired[i]);
   if (force) return;  // says nothing about whether the delay was too short
   g_last_expiry_ms.store(now, std::memory_order_relaxed);
   // No miss for the longest delay: the churn has stopped, so shorten the delay again.
@@ -275,18 +427,20 @@ void* huge_alloc(Heap* heap, size_t size, size_t alignment, bool zero) {
     segment->kind = SegmentKind::kHuge;
     segment->mapped_size = mapped_size;
     segment->mapping = memory;
-    guard_huge_block(segment, offset, true);
-    // Only the header fields and pages[0] are used: the segment map sends every pointer into
-    // the mapping to pages[0] (kMapHuge), and the block starts at kHugeBlockOffset, over
-    // slice descriptors a huge segment never touches.
-    segment_map_set(segment, mapped_size, true);
-    g_counters.reserved_bytes.fetch_add(mapped_size, std::memory_order_relaxed);
-    note_committed(mapped_size);
+    note_reserved(mapped_size);
   }
+  guard_huge_block(segment, offset, true);
+  // Only the header fields and pages[0] are used: the segment map sends every pointer into
+  // the mapping to pages[0] (kMapHuge), and the block starts at kHugeBlockOffset, over
+  // slice descriptors a huge segment never touches.
+  segment_map_set(segment, segment->mapped_size, true);
   Page* huge = &segment->pages[0];
   page_init_owner(huge, 0, kPageHuge);
   page_reset_samples(huge);
-  huge->block_size = segment->mapped_size - offset;
+  // What was asked for, page-rounded: the pages a cut left past it (under kMinPiece, or a
+  // whole mapping's tail) stay out of the block, so its usable size does not depend on what
+  // the cache held.
+  huge->block_size = mapped_size - offset;
   huge->area = reinterpret_cast<uint8_t*>(segment) + offset;
   huge->used = 1;
   huge->capacity = huge->reserved = 1;
@@ -303,6 +457,7 @@ void* huge_alloc(Heap* heap, size_t size, size_t alignment, bool zero) {
     huge->huge_tracked.store(1, std::memory_order_relaxed);
     spin_unlock(heap->huge_lock);
   }
+  if (resident > mapped_size) resident = mapped_size;
   if (zero && resident > offset) memset(huge->area, 0, resident - offset);
   g_live_bytes.fetch_add(segment->mapped_size, std::memory_order_relaxed);
   g_counters.huge_count.fetch_add(1, std::memory_order_relaxed);
@@ -349,14 +504,27 @@ void* huge_realloc(Heap* heap, Page* huge, size_t new_size, bool zero, bool may_
   // something new at the old range, and it must not find (or lose) our entries there.
   segment_map_set(segment, old_mapped, false);
   guard_huge_block(segment, kHugeBlockOffset, false);  // the kernel remaps one range only
-  void* moved = os::remap(segment, old_mapped, new_mapped, nullptr);
+  // In place: a shrink unmaps the tail (a block assembled from cached pieces spans several
+  // mappings: one unmap call takes them all), a growth needs the range after the block free.
+  void* moved = segment;
+  if (new_mapped < old_mapped) {
+    os::unmap(reinterpret_cast<uint8_t*>(segment) + new_mapped, old_mapped - new_mapped);
+  } else if (new_mapped > old_mapped) {
+    moved = os::remap(segment, old_mapped, new_mapped, nullptr);
+  }
   if (moved == nullptr && may_move) {
     if (sampled) drop_sample(huge, area);
     sampled = false;
-    void* target = os::map_aligned(new_mapped, kSegmentSize);
+    // The pages move onto the start of a fresh range of the new size, unresized: the kernel
+    // moves a block spanning several mappings (assembled from cached pieces) in one call only
+    // that way.
+    auto* target = static_cast<uint8_t*>(os::map_aligned(new_mapped, kSegmentSize));
     if (target != nullptr) {
-      moved = os::remap(segment, old_mapped, new_mapped, target);
-      if (moved == nullptr) os::unmap(target, new_mapped);
+      if (move_onto(reinterpret_cast<uint8_t*>(segment), old_mapped, target)) {
+        moved = target;
+      } else {
+        os::unmap(target, new_mapped);
+      }
     }
   }
   if (moved == nullptr) {
@@ -421,13 +589,11 @@ void huge_free(Page* huge) {
   Segment* segment = reinterpret_cast<Segment*>(reinterpret_cast<uintptr_t>(huge) & ~kSegmentMask);
   g_live_bytes.fetch_sub(segment->mapped_size, std::memory_order_relaxed);
   size_t block_offset = static_cast<size_t>(huge->area - reinterpret_cast<uint8_t*>(segment));
-  if (HS_HARDENED && block_offset != kHugeBlockOffset) {
-    // The cache serves blocks at kHugeBlockOffset only: the guard moves there.
-    guard_huge_block(segment, block_offset, false);
-    guard_huge_block(segment, kHugeBlockOffset, true);
-  }
+  guard_huge_block(segment, block_offset, false);  // cached pages hold no guard
   huge_cache_trim(false);
-  if (!cache_put(segment)) unmap_huge(segment);
+  // The block's segment map entries stay until its pages are used again: a second free of
+  // the block finds the header (used == 0) and stops.
+  cache_put(Piece{reinterpret_cast<uint8_t*>(segment), segment->mapped_size, os::now_ms()});
 }
 
 }  // namespace heapscope

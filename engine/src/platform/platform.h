@@ -20,6 +20,9 @@ void unmap(void* addr, size_t size);
 // moved onto `target`, a mapping of new_size bytes from map_aligned that it replaces. Returns
 // the mapping's address, or nullptr (the old mapping is then unchanged).
 void* remap(void* addr, size_t old_size, size_t new_size, void* target);
+// Whether remap(addr, n, n, target) moves a range made of several adjacent mappings in one
+// call (Linux 6.17 and later; not Windows, not under ThreadSanitizer). Probed once.
+bool remap_moves_joined_mappings();
 // Returns the pages to the OS at once (RSS falls); they read as zero when touched again.
 void purge(void* addr, size_t size);
 // Makes whole pages of a mapping inaccessible (a guard: any access faults) or read/write again.

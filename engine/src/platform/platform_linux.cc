@@ -11,6 +11,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <atomic>
+
 #include "platform/platform.h"
 
 extern char** environ;
@@ -48,6 +50,31 @@ constexpr bool kMremapVisibleToSanitizer = false;
 #else
 constexpr bool kMremapVisibleToSanitizer = true;
 #endif
+
+// Two adjacent pages of different protections are two mappings: older kernels refuse to move
+// them in one call (EFAULT).
+bool remap_moves_joined_mappings() {
+  static std::atomic<int> known{0};  // 0: not probed yet, 1: yes, 2: no
+  int answer = known.load(std::memory_order_relaxed);
+  if (answer != 0) return answer == 1;
+  bool moves = false;
+  if (kMremapVisibleToSanitizer) {
+    size_t page = page_size();
+    void* source =
+        mmap(nullptr, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    void* target =
+        mmap(nullptr, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (source != MAP_FAILED && target != MAP_FAILED &&
+        mprotect(static_cast<char*>(source) + page, page, PROT_READ) == 0) {
+      moves = mremap(source, 2 * page, 2 * page, MREMAP_MAYMOVE | MREMAP_FIXED, target) == target;
+    }
+    // After a move the source range is no longer ours: another thread may map it already.
+    if (source != MAP_FAILED && !moves) munmap(source, 2 * page);
+    if (target != MAP_FAILED) munmap(target, 2 * page);
+  }
+  known.store(moves ? 1 : 2, std::memory_order_relaxed);
+  return moves;
+}
 
 void* remap(void* addr, size_t old_size, size_t new_size, void* target) {
   if (!kMremapVisibleToSanitizer) {

@@ -118,6 +118,8 @@ void unmap(void* addr, size_t size) {
   }
 }
 
+bool remap_moves_joined_mappings() { return false; }
+
 // Windows has no mremap: pages cannot move to another address range. Shrinking decommits the
 // tail; growing in place commits what follows when it is the mapping's own reserved tail (left
 // by an earlier shrink); a move onto `target` always fails, so the callers copy.

@@ -334,6 +334,76 @@ int child_work(const Block& inherited) {
   return 0;
 }
 
+// Four threads churn huge blocks of 4.5-16 MiB (some grown by realloc, some freed by another
+// thread): the shared huge cache cuts, merges and moves their pages under all of them, and
+// every block keeps its own bytes until it is freed.
+TEST(Threads, HugeBlocksChurnedByFourThreadsKeepTheirBytes) {
+  constexpr int kThreads = 4;
+  const int rounds = static_cast<int>(scaled(60));
+  const uint64_t huge_before = stats_now().huge_count;
+  std::atomic<size_t> bad{0};
+  std::mutex handoff_lock;
+  std::vector<std::pair<void*, std::pair<size_t, uint64_t>>> handoff;  // block, size, seed
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      SplitMix64 rng(7100 + static_cast<uint64_t>(t));
+      struct Held {
+        void* p;
+        size_t n;
+        uint64_t seed;
+      };
+      std::vector<Held> held;
+      auto release = [&](const Held& h) {
+        if (check_pattern(h.p, h.n, h.seed) != SIZE_MAX) bad.fetch_add(1);
+        hs_free(h.p);
+      };
+      for (int r = 0; r < rounds; ++r) {
+        const size_t n = rng.between(9 * kMiB / 2, 16 * kMiB);
+        const uint64_t seed = rng.next();
+        void* p = hs_malloc(n);
+        if (p == nullptr) std::abort();
+        fill_pattern(p, n, seed);
+        held.push_back({p, n, seed});
+        if (rng.below(4) == 0) {  // grow one: its pages move, unresized, when it cannot grow
+          Held& h = held[rng.below(held.size())];
+          if (check_pattern(h.p, h.n, h.seed) != SIZE_MAX) bad.fetch_add(1);
+          const size_t grown = h.n + rng.between(kMiB, 8 * kMiB);
+          void* q = hs_realloc(h.p, grown);
+          if (q == nullptr) std::abort();
+          if (check_pattern(q, h.n, h.seed) != SIZE_MAX) bad.fetch_add(1);
+          h = {q, grown, h.seed ^ 1};
+          fill_pattern(q, grown, h.seed);
+        }
+        if (held.size() > 3) {
+          const size_t victim = rng.below(held.size());
+          if (rng.below(2) == 0) {
+            std::lock_guard<std::mutex> guard(handoff_lock);
+            handoff.push_back({held[victim].p, {held[victim].n, held[victim].seed}});
+          } else {
+            release(held[victim]);
+          }
+          held.erase(held.begin() + static_cast<std::ptrdiff_t>(victim));
+        }
+        std::vector<std::pair<void*, std::pair<size_t, uint64_t>>> theirs;
+        {
+          std::lock_guard<std::mutex> guard(handoff_lock);
+          theirs.swap(handoff);
+        }
+        for (auto& [q, what] : theirs) release({q, what.first, what.second});
+      }
+      for (const Held& h : held) release(h);
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  for (auto& [q, what] : handoff) {
+    if (check_pattern(q, what.first, what.second) != SIZE_MAX) bad.fetch_add(1);
+    hs_free(q);
+  }
+  EXPECT_EQ(bad.load(), 0u) << "huge blocks whose bytes changed while they were live";
+  EXPECT_EQ(stats_now().huge_count, huge_before);
+}
+
 TEST(Fork, ChildAllocatesWhileParentThreadsHoldMemory) {
   constexpr int kBusy = 3;
   std::atomic<bool> stop{false};

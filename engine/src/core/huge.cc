@@ -32,6 +32,7 @@ struct Piece {
   uint8_t* base;
   size_t size;
   int64_t freed_at;
+  bool joined;  // may span several kernel mappings (a failed move may then have moved some)
 };
 
 constexpr size_t kCacheEntries = 32;
@@ -141,6 +142,7 @@ void cache_insert(Piece piece, bool join) {
       continue;
     }
     piece.size += other.size;
+    piece.joined = true;
     cache_remove_at(i);  // slot i now holds another piece: look at it too
   }
   g_cache[g_cache_count++] = piece;
@@ -191,7 +193,7 @@ void take_part(size_t i, size_t want, Take* take) {
   cache_remove_at(i);
   if (piece.size >= want + kMinPiece) {
     // The tail's age restarts: the pages beside it were just wanted, so it likely is soon.
-    cache_insert(Piece{piece.base + want, piece.size - want, os::now_ms()}, true);
+    cache_insert(Piece{piece.base + want, piece.size - want, os::now_ms(), piece.joined}, true);
     piece.size = want;
   }
   take->parts[take->count++] = piece;
@@ -249,20 +251,21 @@ void plan_whole(size_t want, Take* take) {
   cache_remove_at(pick);
 }
 
-// Moves a mapping's pages onto the start of `target`, a fresh aligned mapping of new_size
-// bytes (page tables move, nothing is faulted or copied). False if the kernel refuses.
+// Moves `size` bytes of pages onto `target`, inside a fresh mapping whose untouched pages they
+// replace (page tables move, nothing is faulted or copied). False if the kernel refuses.
 bool move_onto(uint8_t* from, size_t size, uint8_t* target) {
   return os::remap(from, size, size, target) != nullptr;
 }
 
 // A huge segment's header over whatever its first page held (a cached piece holds anyone's
 // old bytes): every field reads zero, as in a fresh mapping, but these.
-Segment* init_header(uint8_t* base, size_t mapped_size) {
+Segment* init_header(uint8_t* base, size_t mapped_size, bool spans_mappings) {
   auto* segment = reinterpret_cast<Segment*>(base);
   memset(static_cast<void*>(segment), 0, offsetof(Segment, pages) + sizeof(Page));
   segment->kind = SegmentKind::kHuge;
   segment->mapped_size = mapped_size;
   segment->mapping = segment;
+  segment->huge_spans_mappings = spans_mappings;
   return segment;
 }
 
@@ -276,7 +279,7 @@ Segment* make_block(const Take& take, size_t mapped_size, size_t* resident_out) 
   if (take.count == 1 && take.bytes >= mapped_size && segment_aligned(first)) {
     map_clear(first, take.bytes);
     *resident_out = take.bytes;
-    return init_header(first, take.bytes);
+    return init_header(first, take.bytes, take.parts[0].joined);
   }
   size_t total = take.bytes > mapped_size ? take.bytes : mapped_size;
   auto* target = static_cast<uint8_t*>(os::map_aligned(total, kSegmentSize));
@@ -287,17 +290,19 @@ Segment* make_block(const Take& take, size_t mapped_size, size_t* resident_out) 
     map_clear(part.base, part.size);
     if (target != nullptr && move_onto(part.base, part.size, target + offset)) {
       note_unreserved(part.size);  // its pages replaced some of the range's
-    } else {
-      // Refused (a failed move of several mappings may have moved some): the rest goes, and
-      // the range counts as holding old data up to here.
-      os::unmap(part.base, part.size);
+    } else if (!part.joined) {
+      os::unmap(part.base, part.size);  // refused: nothing moved (one mapping moves whole)
       note_released(part.size);
     }
+    // A refused move of several mappings may have moved some of them (out of memory midway):
+    // their old addresses may be someone else's already, so nothing there is unmapped; the
+    // rest stays mapped, unused. Either way the range counts as holding old data up to here.
     offset += part.size;
   }
   if (target == nullptr) return nullptr;
   *resident_out = offset;
-  return init_header(target, total);
+  bool one_mapping = take.count == 1 && !take.parts[0].joined && take.bytes == total;
+  return init_header(target, total, !one_mapping);
 }
 
 // Makes a block of one whole cached mapping: grown (in place, or its pages move to a fresh
@@ -333,7 +338,7 @@ Segment* fit_whole(const Piece& piece, size_t mapped_size, size_t* resident_out)
   } else {
     *resident_out = size;
   }
-  return init_header(base, size);
+  return init_header(base, size, false);
 }
 
 // A block of mapped_size bytes from the cache, its header set and its map entries not yet;
@@ -515,16 +520,21 @@ void* huge_realloc(Heap* heap, Page* huge, size_t new_size, bool zero, bool may_
   if (moved == nullptr && may_move) {
     if (sampled) drop_sample(huge, area);
     sampled = false;
-    // The pages move onto the start of a fresh range of the new size, unresized: the kernel
-    // moves a block spanning several mappings (assembled from cached pieces) in one call only
-    // that way.
     auto* target = static_cast<uint8_t*>(os::map_aligned(new_mapped, kSegmentSize));
-    if (target != nullptr) {
-      if (move_onto(reinterpret_cast<uint8_t*>(segment), old_mapped, target)) {
-        moved = target;
-      } else {
-        os::unmap(target, new_mapped);
+    if (target != nullptr && !segment->huge_spans_mappings) {
+      moved = os::remap(segment, old_mapped, new_mapped, target);
+      if (moved == nullptr) os::unmap(target, new_mapped);
+    } else if (target != nullptr) {
+      // Several mappings move only unresized, onto the start of the new range, and not
+      // atomically: refused midway, part of the block is gone from here and its copy would
+      // be wrong.
+      if (!move_onto(reinterpret_cast<uint8_t*>(segment), old_mapped, target)) {
+        fatal(
+            "heapscope: the kernel refused to move the rest of a huge block it had begun to "
+            "move (out of memory)",
+            area);
       }
+      moved = target;
     }
   }
   if (moved == nullptr) {
@@ -532,8 +542,8 @@ void* huge_realloc(Heap* heap, Page* huge, size_t new_size, bool zero, bool may_
     segment_map_set(segment, old_mapped, true);
     return nullptr;
   }
-  if (sampled) drop_sample(huge, area);  // grew in place: same page, same address
-  segment = static_cast<Segment*>(moved);
+  if (sampled) drop_sample(huge, area);    // grew in place: same page, same address
+  segment = static_cast<Segment*>(moved);  // its header moved too (huge_spans_mappings kept)
   guard_huge_block(segment, kHugeBlockOffset, true);
   segment->mapping = moved;
   segment->mapped_size = new_mapped;
@@ -593,7 +603,8 @@ void huge_free(Page* huge) {
   huge_cache_trim(false);
   // The block's segment map entries stay until its pages are used again: a second free of
   // the block finds the header (used == 0) and stops.
-  cache_put(Piece{reinterpret_cast<uint8_t*>(segment), segment->mapped_size, os::now_ms()});
+  cache_put(Piece{reinterpret_cast<uint8_t*>(segment), segment->mapped_size, os::now_ms(),
+                  segment->huge_spans_mappings});
 }
 
 }  // namespace heapscope

@@ -40,6 +40,9 @@ struct Segment {
   SliceMap purged_slices;  // free slices purged since they were last used (reuse refaults)
   int64_t purge_deadline;  // when the old dirty slices should be purged (ms), 0 when none
   int64_t last_purge_ms;   // when slices of this segment were last purged
+  // Huge segments: the mapping may be made of several kernel mappings (assembled from cached
+  // pieces, huge.cc), which the kernel moves in one call only unresized and not atomically.
+  bool huge_spans_mappings;
   Page pages[kSlicesPerSegment];
 };
 // With 4 KiB OS pages the header leaves room for the hardened build's guard page after it.

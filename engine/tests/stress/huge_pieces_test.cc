@@ -6,7 +6,6 @@
 #include <gtest/gtest.h>
 #include <heapscope/heapscope.h>
 #include <sys/mman.h>
-#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -19,12 +18,7 @@
 namespace {
 
 using hs_test::kMiB;
-
-long minor_faults() {
-  rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
-  return usage.ru_minflt;
-}
+using hs_test::minor_faults;
 
 // The engine cuts and assembles cached mappings only where the kernel moves a range of
 // several mappings in one call (Linux 6.17 on); elsewhere it reuses whole mappings, which

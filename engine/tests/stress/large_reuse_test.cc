@@ -3,7 +3,6 @@
 // faults (getrusage minflt) and committed bytes, not time.
 #include <gtest/gtest.h>
 #include <heapscope/heapscope.h>
-#include <sys/resource.h>
 
 #include <chrono>
 #include <cstdlib>
@@ -16,12 +15,7 @@
 namespace {
 
 using hs_test::kMiB;
-
-long minor_faults() {
-  rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
-  return usage.ru_minflt;
-}
+using hs_test::minor_faults;
 
 // 50 rounds of one buffer of 4..32 MiB, every page written, then freed.
 size_t churn_buffers(uint64_t seed, size_t* touched_pages) {

@@ -12,6 +12,7 @@
 #include <psapi.h>
 #else
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #endif
@@ -151,6 +152,16 @@ inline size_t rss_bytes() {
   return resident_pages * static_cast<size_t>(sysconf(_SC_PAGESIZE));
 #endif
 }
+
+#if !defined(_WIN32)
+// Page faults this process took so far without I/O (getrusage's minflt): a page touched for
+// the first time, or again after the allocator gave it back.
+inline long minor_faults() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return usage.ru_minflt;
+}
+#endif
 
 // The OS page size.
 inline size_t page_size() {

@@ -290,8 +290,8 @@ Segment* make_block(const Take& take, size_t mapped_size, size_t* resident_out) 
     map_clear(part.base, part.size);
     if (target != nullptr && move_onto(part.base, part.size, target + offset)) {
       note_unreserved(part.size);  // its pages replaced some of the range's
-    } else if (!part.joined) {
-      os::unmap(part.base, part.size);  // refused: nothing moved (one mapping moves whole)
+    } else if (target == nullptr || !part.joined) {
+      os::unmap(part.base, part.size);  // nothing moved (one mapping moves whole or not at all)
       note_released(part.size);
     }
     // A refused move of several mappings may have moved some of them (out of memory midway):

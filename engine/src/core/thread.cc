@@ -499,11 +499,12 @@ static bool abandoned_tidy(Segment* segment, Page* only) {
 
 // A free into a page of an exited thread. Nobody would ever collect it, and the freeing
 // thread may have no use for the rest of the segment (a consumer draining a producer's
-// blocks), so the block is freed in place: an emptied page goes back to the OS at once and
-// an emptied segment is unmapped, while the segment's free room stays on the abandoned list
-// for whichever thread next needs a segment. The block is live until then, so no one can
-// unmap the segment under this call. Returns false when the segment is no longer abandoned
-// (a thread adopted it): the caller frees to its new owner instead.
+// blocks), so the block is freed in place: an emptied page's slices go back to the segment
+// (purged at the list's deadline) and an emptied segment is unmapped (beyond the two kept),
+// while the segment's free room stays on the abandoned list for whichever thread next needs
+// a segment. The block is live until then, so no one can unmap the segment under this call.
+// Returns false when the segment is no longer abandoned (a thread adopted it): the caller
+// frees to its new owner instead.
 bool free_into_abandoned(Segment* segment, Page* page, void* p) {
   if (!__atomic_load_n(&segment->abandoned, __ATOMIC_RELAXED)) return false;
   spin_lock(g_abandoned_lock);

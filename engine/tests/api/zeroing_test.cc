@@ -107,6 +107,30 @@ TEST(Rezero, ShrinkInPlaceThenGrowReadsZero) {
   }
 }
 
+TEST(Rezero, HugeShrinkKeepingItsMappingThenGrowReadsZero) {
+  // A huge block's mapping may extend past its usable size (mappings are made in whole move
+  // granules where cached pieces are cut and joined): a shrink that keeps the mapping must
+  // still clear what it gives up, as a regrowth into it makes no fresh pages.
+  const size_t page = hs_test::page_size();
+  for (const Family& f : families()) {
+    SCOPED_TRACE(f.name);
+    const size_t big = 12 * kMiB;
+    const size_t small = 5 * kMiB;  // under half: the mapping shrinks (realloc keeps halves)
+    void* p = f.alloc(big);
+    ASSERT_NE(p, nullptr);
+    EXPECT_EQ(hs_usable_size(p), (big + page - 1) / page * page)
+        << "a huge block holds its request, page-rounded";
+    std::memset(p, 0xAB, big);
+    void* q = f.resize(p, small);
+    ASSERT_NE(q, nullptr);
+    void* r = f.resize(q, big);
+    ASSERT_NE(r, nullptr);
+    EXPECT_EQ(first_nonzero(r, small, hs_usable_size(r)), SIZE_MAX)
+        << "bytes given up by the shrink must read zero after regrowth";
+    hs_free(r);
+  }
+}
+
 TEST(Rezero, NullPointerActsAsZeroingAllocation) {
   void* dirty = hs_malloc(500);
   ASSERT_NE(dirty, nullptr);

@@ -92,14 +92,19 @@ TEST_F(HugePieces, ABlockTakesWhatItAsksAndTheRestOfTheMappingServesTheNext) {
   hs_free(other);
 }
 
+// A huge block's 64 KiB header comes first in its mapping: a block of this size has a mapping
+// of exactly n MiB (mappings are made in whole 2 MiB granules, so other sizes leave a rest
+// of the last granule unwritten).
+constexpr size_t mapping_of(size_t mib) { return mib * kMiB - 64 * 1024; }
+
 // Caches three 8 MiB mappings, every page written: each is 32 MiB-aligned, so no two touch.
 void cache_three_written_mappings() {
   hs_collect(1);  // an empty cache
   void* parts[3];
   for (int i = 0; i < 3; ++i) {
-    parts[i] = hs_malloc(8 * kMiB);
+    parts[i] = hs_malloc(mapping_of(8));
     ASSERT_NE(parts[i], nullptr);
-    touch(parts[i], 8 * kMiB, static_cast<char>(10 + i));
+    touch(parts[i], mapping_of(8), static_cast<char>(10 + i));
   }
   for (void* p : parts) hs_free(p);
 }
@@ -107,9 +112,9 @@ void cache_three_written_mappings() {
 TEST_F(HugePieces, ABlockBiggerThanEveryCachedMappingIsAssembledFromThem) {
   ASSERT_NO_FATAL_FAILURE(cache_three_written_mappings());
   const long before = minor_faults();
-  void* whole = hs_malloc(24 * kMiB);
+  void* whole = hs_malloc(mapping_of(24));
   ASSERT_NE(whole, nullptr);
-  touch(whole, 24 * kMiB, 4);
+  touch(whole, mapping_of(24), 4);
   const long faults = minor_faults() - before;
   // 6144 pages written, all of them moved in from the three mappings. (Grown from one of
   // them, 4096 pages would be faulted in.)

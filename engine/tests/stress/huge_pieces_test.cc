@@ -92,6 +92,27 @@ TEST_F(HugePieces, ABlockTakesWhatItAsksAndTheRestOfTheMappingServesTheNext) {
   hs_free(other);
 }
 
+// Mappings are made in whole 2 MiB granules, so that every cached piece starts on one and a
+// move keeps each page's offset within its page-table page (moved elsewhere, pages cost a
+// hypervisor fault each at their next touch on guests whose page tables are shadowed); the
+// block still holds only its request, page-rounded.
+TEST_F(HugePieces, MappingsAreMadeInWholeGranulesAndBlocksHoldTheirRequest) {
+  constexpr size_t kGranule = 2 * kMiB;
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  for (size_t size : {5 * kMiB + 12345, 9 * kMiB + 1, 17 * kMiB - 4096}) {
+    SCOPED_TRACE(size);
+    hs_collect(1);  // an empty cache: the block gets a fresh mapping
+    const uint64_t reserved_before = hs_test::stats_now().reserved_bytes;
+    void* p = hs_malloc(size);
+    ASSERT_NE(p, nullptr);
+    const uint64_t mapped = hs_test::stats_now().reserved_bytes - reserved_before;
+    EXPECT_EQ(mapped % kGranule, 0u) << "a mapping of " << mapped << " bytes";
+    EXPECT_GE(mapped, size);
+    EXPECT_EQ(hs_usable_size(p), (size + page - 1) / page * page);
+    hs_free(p);
+  }
+}
+
 // A huge block's 64 KiB header comes first in its mapping: a block of this size has a mapping
 // of exactly n MiB (mappings are made in whole 2 MiB granules, so other sizes leave a rest
 // of the last granule unwritten).

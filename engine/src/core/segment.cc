@@ -172,9 +172,11 @@ static void note_refault(ThreadData* td, const Segment* segment) {
 // Takes the free slices [first, first + count) for the span starting at span_first: out of
 // the free, dirty, young and purged sets (what was not resident counts as committed again, a
 // purged slice taken back is a refault), their descriptors pointing back to the span's first.
-static void take_slices(ThreadData* td, Segment* segment, size_t span_first, size_t first,
+// Returns whether any of them was still resident.
+static bool take_slices(ThreadData* td, Segment* segment, size_t span_first, size_t first,
                         size_t count) {
   SliceMap bits = SliceMap::range(first, count);
+  const bool resident = (bits & segment->dirty_slices).any();
   SliceMap fresh = bits & ~segment->dirty_slices;  // purged or never touched: counts anew
   note_committed(fresh.count() * kSliceSize);
   if (HS_UNLIKELY((bits & segment->purged_slices).any())) {
@@ -189,14 +191,28 @@ static void take_slices(ThreadData* td, Segment* segment, size_t span_first, siz
     segment->pages[j].slice_back = static_cast<uint16_t>(j - span_first);
     segment->pages[j].slice_count = 0;
   }
+  return resident;
 }
 
 // Resident memory is tracked per slice in 4 KiB units (Page::resident_units).
 static constexpr size_t kResidentUnit = 4096;
 static_assert(kSliceSize / kResidentUnit <= 255);
 
-static Page* span_take(ThreadData* td, Segment* segment, size_t first, size_t count) {
-  take_slices(td, segment, first, first, count);
+// A page of a class started on resident slices: its uncarved part waits for purge rounds.
+static void note_uncarved(ThreadData* td, Segment* segment, size_t first) {
+  const int64_t delay = purge_delay_of(td);
+  if (delay < 0) return;  // never purged
+  segment->young_uncarved_spans |= SliceMap::range(first, 1);
+  if (segment->purge_deadline == 0) segment->purge_deadline = os::now_ms() + delay;
+  if (td->purge_deadline == 0 || segment->purge_deadline < td->purge_deadline) {
+    td->purge_deadline = segment->purge_deadline;
+  }
+}
+
+static Page* span_take(ThreadData* td, Segment* segment, size_t first, size_t count, size_t bin) {
+  if (take_slices(td, segment, first, first, count) && bin != 0) {
+    note_uncarved(td, segment, first);
+  }
   Page* page = &segment->pages[first];
   page->slice_count = static_cast<uint16_t>(count);
   page->slice_back = 0;
@@ -241,25 +257,25 @@ Page* span_alloc(ThreadData* td, size_t slices, size_t bin) {
       SliceMap dirty = s->free_slices & s->dirty_slices;
       if (dirty.none()) continue;
       long first = same_class_run(s, dirty, bin, slices);
-      if (first >= 0) return span_take(td, s, static_cast<size_t>(first), slices);
+      if (first >= 0) return span_take(td, s, static_cast<size_t>(first), slices, bin);
     }
   }
   for (Segment* s = td->segments; s != nullptr; s = s->next) {
     SliceMap dirty = s->free_slices & s->dirty_slices;
     if (dirty.none()) continue;
     long first = dirty.find_run(slices);
-    if (first >= 0) return span_take(td, s, static_cast<size_t>(first), slices);
+    if (first >= 0) return span_take(td, s, static_cast<size_t>(first), slices, bin);
   }
   for (Segment* s = td->segments; s != nullptr; s = s->next) {
     long first = s->free_slices.find_run(slices);
-    if (first >= 0) return span_take(td, s, static_cast<size_t>(first), slices);
+    if (first >= 0) return span_take(td, s, static_cast<size_t>(first), slices, bin);
   }
   Segment* segment = reclaim_abandoned(td, slices);
   if (segment == nullptr) segment = segment_new(td);
   if (segment == nullptr) return nullptr;
   long first = segment->free_slices.find_run(slices);
   if (first < 0) return nullptr;  // reclaim guarantees room; defensive
-  return span_take(td, segment, static_cast<size_t>(first), slices);
+  return span_take(td, segment, static_cast<size_t>(first), slices, bin);
 }
 
 // The purge delay bounds how long free memory stays resident; this bounds how much. Freeing
@@ -328,6 +344,8 @@ static SliceMap span_clear(Segment* segment, Page* page) {
   }
   SliceMap bits = SliceMap::range(first, count);
   segment->free_slices |= bits;
+  segment->uncarved_spans &= ~bits;
+  segment->young_uncarved_spans &= ~bits;
   g_counters.pages.fetch_sub(1, std::memory_order_relaxed);
   return bits;
 }
@@ -401,10 +419,55 @@ static void purge_slices(Segment* segment, const SliceMap& slices, int64_t now, 
   });
 }
 
+// What a page has not carved of the slices it started on while they were resident: given
+// back, so that a page of few blocks put on a slice another page filled does not keep the
+// rest resident (its carving faults in only what it reaches). Only pages of this thread
+// outside the full list: only their owner carves them, and only full pages (carved whole)
+// are taken over by other threads. Returns the bytes purged.
+static size_t purge_uncarved(Segment* segment, size_t first) {
+  Page* page = &segment->pages[first];
+  if (page->slice_count == 0 || page_owner_tid(page) != os::thread_id() ||
+      (page_flags(page) & (kPageInFull | kPageHuge | kPageLarge)) != 0) {
+    return 0;
+  }
+  const size_t os_page = os::page_size();
+  const size_t carved = size_t{page->capacity} * page->block_size;
+  size_t purged = 0;
+  for (size_t j = 0; j < page->slice_count; ++j) {
+    Page* slice = &segment->pages[first + j];
+    const size_t slice_begin = j * kSliceSize;
+    size_t in_slice = carved > slice_begin ? carved - slice_begin : 0;
+    if (in_slice > kSliceSize) in_slice = kSliceSize;
+    const size_t keep = (in_slice + os_page - 1) & ~(os_page - 1);
+    const size_t resident = (slice->resident_units * kResidentUnit + os_page - 1) & ~(os_page - 1);
+    if (resident <= keep) continue;
+    os::purge(page->area + slice_begin + keep, resident - keep);
+    purged += resident - keep;
+    slice->resident_units = static_cast<uint8_t>((in_slice + kResidentUnit - 1) / kResidentUnit);
+  }
+  return purged;
+}
+
+static void purge_uncarved_spans(Segment* segment, const SliceMap& starts) {
+  size_t purged = 0;
+  for (size_t j = starts.next_set(0); j < kSlicesPerSegment; j = starts.next_set(j + 1)) {
+    purged += purge_uncarved(segment, j);
+  }
+  g_counters.purged_bytes.fetch_add(purged, std::memory_order_relaxed);
+}
+
+static bool has_uncarved(const Segment* segment) {
+  return segment->uncarved_spans.any() || segment->young_uncarved_spans.any();
+}
+
 static void segment_purge(Segment* segment) {
   if (segment->dirty_slices.any()) {
     SliceMap dirty = segment->dirty_slices;
     purge_slices(segment, dirty, 0, false);
+  }
+  if (has_uncarved(segment)) {
+    purge_uncarved_spans(segment, segment->uncarved_spans | segment->young_uncarved_spans);
+    segment->uncarved_spans = segment->young_uncarved_spans = SliceMap{};
   }
   segment->purge_deadline = 0;
 }
@@ -436,7 +499,7 @@ void purge_due(ThreadData* td, bool force) {
   int64_t next = 0;
   bool purged = false;
   for (Segment* s = td->segments; s != nullptr; s = s->next) {
-    if (s->dirty_slices.none()) {
+    if (s->dirty_slices.none() && !has_uncarved(s)) {
       s->purge_deadline = 0;
       continue;
     }
@@ -451,7 +514,11 @@ void purge_due(ThreadData* td, bool force) {
         purged = true;
       }
       s->young_slices = SliceMap{};  // the rest now waits one full delay
-      s->purge_deadline = s->dirty_slices.any() ? now + (delay > 0 ? delay : 0) : 0;
+      if (s->uncarved_spans.any()) purge_uncarved_spans(s, s->uncarved_spans);
+      s->uncarved_spans = s->young_uncarved_spans;
+      s->young_uncarved_spans = SliceMap{};
+      s->purge_deadline =
+          s->dirty_slices.any() || s->uncarved_spans.any() ? now + (delay > 0 ? delay : 0) : 0;
     }
     if (s->purge_deadline != 0 && (next == 0 || s->purge_deadline < next)) {
       next = s->purge_deadline;

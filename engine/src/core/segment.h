@@ -38,8 +38,13 @@ struct Segment {
   SliceMap dirty_slices;   // free slices that may still be resident (to purge)
   SliceMap young_slices;   // dirty slices freed after purge_deadline was set: wait a round more
   SliceMap purged_slices;  // free slices purged since they were last used (reuse refaults)
-  int64_t purge_deadline;  // when the old dirty slices should be purged (ms), 0 when none
-  int64_t last_purge_ms;   // when slices of this segment were last purged
+  // Pages started on resident free slices (span_alloc reuses those first) may leave part of
+  // them uncarved: at the purge round after the next, whatever such a page has not carved by
+  // then goes back to the OS (purge_uncarved). Starts of those spans, by generation.
+  SliceMap uncarved_spans;        // due at the next round
+  SliceMap young_uncarved_spans;  // taken since the last round: wait one round more
+  int64_t purge_deadline;         // when the old dirty slices should be purged (ms), 0 when none
+  int64_t last_purge_ms;          // when slices of this segment were last purged
   // Huge segments: the mapping may be made of several kernel mappings (assembled from cached
   // pieces, huge.cc), which the kernel moves in one call only unresized and not atomically.
   bool huge_spans_mappings;

@@ -4,9 +4,11 @@
 #include <gtest/gtest.h>
 #include <heapscope/heapscope.h>
 #include <pthread.h>
+#include <sys/mman.h>
 
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <thread>
 #include <vector>
 
@@ -228,6 +230,77 @@ TEST(ReturnToOs, PurgeDelayGrowsWhilePurgedMemoryIsReusedAndMemoryStillReturns) 
   }
   EXPECT_LE(committed + 1 * kMiB, committed_idle)
       << "the free megabyte was not purged within 2 s after the churn stopped";
+}
+
+// Resident 4 KiB pages of the 64 KiB slice holding p (slices are 64 KiB aligned).
+static size_t resident_pages_of_slice(const void* p) {
+  constexpr size_t kSlice = 64 * kKiB;
+  auto* slice = reinterpret_cast<void*>(reinterpret_cast<uintptr_t>(p) & ~(kSlice - 1));
+  const size_t os_page = hs_test::page_size();
+  std::vector<unsigned char> vec(kSlice / os_page);
+  if (mincore(slice, kSlice, vec.data()) != 0) return SIZE_MAX;
+  size_t n = 0;
+  for (unsigned char v : vec) n += v & 1;
+  return n * os_page / (4 * kKiB);
+}
+
+// A page of a few large blocks started on a slice that a page of small blocks had filled
+// (span_alloc reuses resident slices first) keeps only what it carves resident once two purge
+// rounds have passed; its blocks keep their contents, and it carves on over the purged part.
+TEST(ReturnToOs, APageStartedOnAResidentSliceGivesBackWhatItDoesNotCarve) {
+  if (hs_test::kSanitized) GTEST_SKIP() << "the sanitizer allocator replaces ours";
+  if (hs_test::page_size() != 4 * kKiB) GTEST_SKIP() << "counts 4 KiB pages";
+  const long delay = hs_option_get(hs_option_purge_delay);
+  const long ceiling = hs_option_get(hs_option_purge_delay_max);
+  hs_option_set(hs_option_purge_delay, 5);
+  hs_option_set(hs_option_purge_delay_max, 5);
+  size_t resident_at_start = 0;
+  size_t resident_after = 0;
+  int damaged = 0;
+  std::thread([&] {
+    // A heap of its own (a new thread's default heap may adopt an exited thread's pages), in
+    // segments whose free slices were all purged: the only resident ones are made below.
+    hs_free(hs_malloc(16));
+    hs_collect(1);
+    hs_heap_t* heap = hs_heap_new();
+    // Eight slices filled by 1 KiB blocks, every byte written, then all freed.
+    std::vector<void*> small(8 * 64);
+    for (void*& p : small) {
+      p = hs_heap_malloc(heap, 1024);
+      std::memset(p, 0x5a, 1024);
+    }
+    for (void* p : small) hs_free(p);
+    // One 5000-byte block: its page goes onto one of those resident slices.
+    void* big = hs_heap_malloc(heap, 5000);
+    hs_test::fill_pattern(big, 5000, 77);
+    resident_at_start = resident_pages_of_slice(big);
+    // Purge rounds run on allocation slow paths: small pages made and emptied each time.
+    std::vector<void*> churn(3000);
+    for (int round = 0; round < 6; ++round) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(15));
+      for (void*& p : churn) p = hs_heap_malloc(heap, 48);
+      for (void* p : churn) hs_free(p);
+    }
+    resident_after = resident_pages_of_slice(big);
+    damaged = hs_test::check_pattern(big, 5000, 77) != SIZE_MAX ? 1 : 0;
+    // The page carves on over what was purged: the new blocks are writable and hold data.
+    std::vector<void*> more(11);
+    for (size_t i = 0; i < more.size(); ++i) {
+      more[i] = hs_heap_malloc(heap, 5000);
+      hs_test::fill_pattern(more[i], 5000, i);
+    }
+    for (size_t i = 0; i < more.size(); ++i) {
+      damaged += hs_test::check_pattern(more[i], 5000, i) != SIZE_MAX ? 1 : 0;
+      hs_free(more[i]);
+    }
+    hs_free(big);
+    hs_heap_delete(heap);
+  }).join();
+  hs_option_set(hs_option_purge_delay, delay);
+  hs_option_set(hs_option_purge_delay_max, ceiling);
+  ASSERT_GE(resident_at_start, 12u) << "the page did not start on a resident slice";
+  EXPECT_LE(resident_after, 2u) << "the uncarved part of the page stayed resident";
+  EXPECT_EQ(damaged, 0) << "blocks lost their contents";
 }
 
 }  // namespace

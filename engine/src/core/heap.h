@@ -110,8 +110,10 @@ void heap_delete_migrate(Heap* heap);
 void heap_destroy_pages(Heap* heap);
 void heap_init(Heap* heap, ThreadData* td, bool is_default);
 void heap_adopt_page(Heap* heap, Page* page);  // put a reclaimed page into heap's queues
-void heap_release_idle_pages(Heap* heap);      // the kept last page of a class, if empty
-void heap_release_all(Heap* heap);             // collect everything; free empty pages
+// Frees the kept last page of each class that stayed empty and handed out no block since
+// the last purge round; true if an empty one was kept because it did (it waits a round).
+bool heap_release_idle_pages(Heap* heap);
+void heap_release_all(Heap* heap);  // collect everything; free empty pages
 
 // ---- growth in place (grow_in_place.cc) -------------------------------------------------------
 bool large_grow_in_place(Page* page, size_t new_size);  // owner's one-block page

@@ -37,18 +37,29 @@ void heap_adopt_page(Heap* heap, Page* page) {
 
 // The page page_retire kept for a class stays only while the class is in use: at a purge
 // round an empty one goes back to its segment (reused without faults until it is purged).
-void heap_release_idle_pages(Heap* heap) {
+bool heap_release_idle_pages(Heap* heap) {
   if (heap == heap->td->default_heap) heap_collect_foreign(heap);
+  bool waiting = false;
   for (size_t bin = 1; bin < kBinCount; ++bin) {
     Page* page = heap->queues[bin].first;
     if (page == nullptr) continue;
+    // A page that handed out blocks since its counts were last folded (the round before, or
+    // an owner's statistics read) was in use a moment ago: a class whose last page empties
+    // and fills again in phases keeps it rather than freeing it each round and carving a new
+    // one (or faulting one in).
+    const bool idle = page->pops == 0;
     // The page allocations come from: other threads' statistics see it within a round.
     page_fold_counts(page);
     if (page != heap->queues[bin].last || page_live(page) != 0) continue;
     if (page->thread_free.load(std::memory_order_relaxed) != nullptr) continue;
+    if (!idle) {
+      waiting = true;
+      continue;
+    }
     queue_remove(heap, page);
     span_free(heap->td, page);
   }
+  return waiting;
 }
 
 void heap_release_all(Heap* heap) {

@@ -21,7 +21,8 @@ void page_set_keep_bias(Page* page, bool on) {
 void page_retire(Heap* heap, Page* page) {
   PageQueue* queue = &heap->queues[page->bin];
   // Keep the last page of a class: a program freeing and reallocating one block must not
-  // map and unmap a page each time. The next purge round frees it if it is still empty.
+  // map and unmap a page each time. A purge round frees it once it has stayed empty since
+  // the round before (heap_release_idle_pages).
   // A page taken over from another thread's segment is not kept: it goes back (span_free).
   if (queue->first == page && queue->last == page &&
       segment_owner(segment_of_page(page)) == heap->td) {

@@ -489,10 +489,11 @@ void purge_due(ThreadData* td, bool force) {
   int64_t now = os::now_ms();
   if (!force && now < td->purge_deadline) return;
   td->in_purge = true;
+  bool pages_wait = false;
   if (!force) {
-    heap_release_idle_pages(td->default_heap);
+    pages_wait = heap_release_idle_pages(td->default_heap);
     for (Heap* heap = td->user_heaps; heap != nullptr; heap = heap->user_next) {
-      heap_release_idle_pages(heap);
+      pages_wait |= heap_release_idle_pages(heap);
     }
   }
   int64_t delay = purge_delay_of(td);
@@ -524,8 +525,9 @@ void purge_due(ThreadData* td, bool force) {
       next = s->purge_deadline;
     }
   }
-  // Pages held in other threads' segments are collected again next round (takeover.cc).
-  if (td->foreign_pages != 0 && !force) {
+  // Pages held in other threads' segments are collected again next round (takeover.cc), and
+  // kept empty pages that were in use since the last round are looked at again.
+  if ((td->foreign_pages != 0 || pages_wait) && !force) {
     const int64_t again = now + (delay > 0 ? delay : 1);
     if (next == 0 || again < next) next = again;
   }

@@ -38,17 +38,16 @@ TEST(LargeReuse, VaryingBuffersDoNotFaultPagesInAgain) {
   if (hs_test::kSanitized) GTEST_SKIP() << "the sanitizer allocator replaces ours";
   // Reuse is what is tested, not the clock: a delay far longer than the loop keeps freed
   // memory cached however slow the machine is (the next test covers the expiry).
-  const long delay = hs_option_get(hs_option_purge_delay);
-  const long ceiling = hs_option_get(hs_option_purge_delay_max);
-  hs_option_set(hs_option_purge_delay, 60000);
-  hs_option_set(hs_option_purge_delay_max, 60000);
-  hs_collect(1);
   size_t touched = 0;
-  const long before = minor_faults();
-  const size_t largest = churn_buffers(77, &touched);
-  const long faults = minor_faults() - before;
-  hs_option_set(hs_option_purge_delay, delay);
-  hs_option_set(hs_option_purge_delay_max, ceiling);
+  long faults = 0;
+  size_t largest = 0;
+  {
+    const hs_test::ScopedPurgeDelays delays(60000, 60000);
+    hs_collect(1);
+    const long before = minor_faults();
+    largest = churn_buffers(77, &touched);
+    faults = minor_faults() - before;
+  }
   hs_collect(1);
   std::printf("faults %ld for %zu pages touched (largest buffer %zu MiB)\n", faults, touched,
               largest / kMiB);

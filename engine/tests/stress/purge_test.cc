@@ -250,10 +250,7 @@ static size_t resident_pages_of_slice(const void* p) {
 TEST(ReturnToOs, APageStartedOnAResidentSliceGivesBackWhatItDoesNotCarve) {
   if (hs_test::kSanitized) GTEST_SKIP() << "the sanitizer allocator replaces ours";
   if (hs_test::page_size() != 4 * kKiB) GTEST_SKIP() << "counts 4 KiB pages";
-  const long delay = hs_option_get(hs_option_purge_delay);
-  const long ceiling = hs_option_get(hs_option_purge_delay_max);
-  hs_option_set(hs_option_purge_delay, 5);
-  hs_option_set(hs_option_purge_delay_max, 5);
+  const hs_test::ScopedPurgeDelays delays(5, 5);
   size_t resident_at_start = 0;
   size_t resident_after = 0;
   int damaged = 0;
@@ -296,11 +293,54 @@ TEST(ReturnToOs, APageStartedOnAResidentSliceGivesBackWhatItDoesNotCarve) {
     hs_free(big);
     hs_heap_delete(heap);
   }).join();
-  hs_option_set(hs_option_purge_delay, delay);
-  hs_option_set(hs_option_purge_delay_max, ceiling);
   ASSERT_GE(resident_at_start, 12u) << "the page did not start on a resident slice";
   EXPECT_LE(resident_after, 2u) << "the uncarved part of the page stayed resident";
   EXPECT_EQ(damaged, 0) << "blocks lost their contents";
+}
+
+// Allocations of the slow path that make and empty pages of a class the test does not use, so
+// that the thread's purge rounds run.
+static void run_purge_rounds_after(int sleep_ms) {
+  std::this_thread::sleep_for(std::chrono::milliseconds(sleep_ms));
+  std::vector<void*> churn(3000);
+  for (void*& p : churn) p = hs_malloc(100);
+  for (void* p : churn) hs_free(p);
+}
+
+// The last page of a class is kept when it empties. A class used in phases (its page filled
+// and emptied between two purge rounds) keeps it across the rounds: its next block comes from
+// the same page's free list (the block freed last). Once a whole round passes without it
+// handing out a block, the next round frees it, and the class starts a fresh page.
+TEST(ReturnToOs, AnEmptyLastPageStaysWhileItsClassIsInUseAndGoesOnceIdle) {
+  if (hs_test::kSanitized) GTEST_SKIP() << "the sanitizer allocator replaces ours";
+  const hs_test::ScopedPurgeDelays delays(5, 5);
+  int kept_across_rounds = 0;
+  bool fresh_after_idle = false;
+  std::thread([&] {
+    hs_heap_t* heap = hs_heap_new();
+    constexpr size_t kBlocks = 10;
+    constexpr size_t kSize = 48;
+    void* blocks[kBlocks];
+    void* freed_last = nullptr;
+    for (int cycle = 0; cycle < 6; ++cycle) {
+      // The class in use: its page hands out blocks and empties again.
+      for (void*& p : blocks) p = hs_heap_malloc(heap, kSize);
+      if (cycle > 0 && blocks[0] == freed_last) ++kept_across_rounds;
+      for (void* p : blocks) hs_free(p);
+      freed_last = blocks[kBlocks - 1];
+      run_purge_rounds_after(15);
+    }
+    // Two rounds without the class: the page is freed, and the next block comes from a new
+    // page rather than from the old one's free list.
+    run_purge_rounds_after(15);
+    run_purge_rounds_after(15);
+    void* p = hs_heap_malloc(heap, kSize);
+    fresh_after_idle = p != freed_last;
+    hs_free(p);
+    hs_heap_delete(heap);
+  }).join();
+  EXPECT_EQ(kept_across_rounds, 5) << "the page in use was freed at a purge round";
+  EXPECT_TRUE(fresh_after_idle) << "the idle page was not freed";
 }
 
 }  // namespace

@@ -181,6 +181,27 @@ inline const bool kMainThreadHasHeap = [] {
   return true;
 }();
 
+// Sets the purge delay and its ceiling for a scope; the previous values come back after it.
+class ScopedPurgeDelays {
+ public:
+  ScopedPurgeDelays(long delay, long ceiling)
+      : delay_(hs_option_get(hs_option_purge_delay)),
+        ceiling_(hs_option_get(hs_option_purge_delay_max)) {
+    hs_option_set(hs_option_purge_delay, delay);
+    hs_option_set(hs_option_purge_delay_max, ceiling);
+  }
+  ~ScopedPurgeDelays() {
+    hs_option_set(hs_option_purge_delay, delay_);
+    hs_option_set(hs_option_purge_delay_max, ceiling_);
+  }
+  ScopedPurgeDelays(const ScopedPurgeDelays&) = delete;
+  ScopedPurgeDelays& operator=(const ScopedPurgeDelays&) = delete;
+
+ private:
+  long delay_;
+  long ceiling_;
+};
+
 inline hs_stats_t stats_now() {
   hs_stats_t s;
   std::memset(&s, 0, sizeof(s));

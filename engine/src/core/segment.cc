@@ -198,6 +198,15 @@ static bool take_slices(ThreadData* td, Segment* segment, size_t span_first, siz
 static constexpr size_t kResidentUnit = 4096;
 static_assert(kSliceSize / kResidentUnit <= 255);
 
+static size_t round_up_to_os_page(size_t bytes) {
+  const size_t os_page = os::page_size();
+  return (bytes + os_page - 1) & ~(os_page - 1);
+}
+// A unit stands for the OS page holding it (a whole slice where pages are 64 KiB).
+static size_t resident_bytes_of(const Page* slice) {
+  return round_up_to_os_page(slice->resident_units * kResidentUnit);
+}
+
 // A page of a class started on resident slices: its uncarved part waits for purge rounds.
 static void note_uncarved(ThreadData* td, Segment* segment, size_t first) {
   const int64_t delay = purge_delay_of(td);
@@ -427,10 +436,9 @@ static void purge_slices(Segment* segment, const SliceMap& slices, int64_t now, 
 static size_t purge_uncarved(Segment* segment, size_t first) {
   Page* page = &segment->pages[first];
   if (page->slice_count == 0 || page_owner_tid(page) != os::thread_id() ||
-      (page_flags(page) & (kPageInFull | kPageHuge | kPageLarge)) != 0) {
+      (page_flags(page) & kPageInFull) != 0 || page_holds_one_block(page)) {
     return 0;
   }
-  const size_t os_page = os::page_size();
   const size_t carved = size_t{page->capacity} * page->block_size;
   size_t purged = 0;
   for (size_t j = 0; j < page->slice_count; ++j) {
@@ -438,8 +446,8 @@ static size_t purge_uncarved(Segment* segment, size_t first) {
     const size_t slice_begin = j * kSliceSize;
     size_t in_slice = carved > slice_begin ? carved - slice_begin : 0;
     if (in_slice > kSliceSize) in_slice = kSliceSize;
-    const size_t keep = (in_slice + os_page - 1) & ~(os_page - 1);
-    const size_t resident = (slice->resident_units * kResidentUnit + os_page - 1) & ~(os_page - 1);
+    const size_t keep = round_up_to_os_page(in_slice);
+    const size_t resident = resident_bytes_of(slice);
     if (resident <= keep) continue;
     os::purge(page->area + slice_begin + keep, resident - keep);
     purged += resident - keep;
@@ -562,12 +570,9 @@ void segment_purge_now(Segment* segment) {
 }
 size_t segment_trim_dirty(Segment* segment, size_t keep_resident_bytes) {
   const SliceMap dirty = segment->dirty_slices;
-  // A unit stands for the OS page holding it (a whole slice where pages are 64 KiB).
-  const size_t os_page = os::page_size();
   size_t resident = 0;
   for (size_t j = dirty.next_set(0); j < kSlicesPerSegment; j = dirty.next_set(j + 1)) {
-    const size_t bytes =
-        (segment->pages[j].resident_units * kResidentUnit + os_page - 1) & ~(os_page - 1);
+    const size_t bytes = resident_bytes_of(&segment->pages[j]);
     if (resident + bytes > keep_resident_bytes) {
       purge_slices(segment, dirty & SliceMap::range(j, kSlicesPerSegment - j), 0, false);
       return resident;

@@ -222,6 +222,7 @@ static Page* span_take(ThreadData* td, Segment* segment, size_t first, size_t co
   if (take_slices(td, segment, first, first, count) && bin != 0) {
     note_uncarved(td, segment, first);
   }
+  segment->owner_spans |= SliceMap::range(first, count);
   Page* page = &segment->pages[first];
   page->slice_count = static_cast<uint16_t>(count);
   page->slice_back = 0;
@@ -239,6 +240,7 @@ bool span_grow(ThreadData* td, Page* page, size_t slices) {
   if (slices <= count || first + slices > kSlicesPerSegment) return false;
   if ((SliceMap::range(first + count, slices - count) & ~segment->free_slices).any()) return false;
   take_slices(td, segment, first, first + count, slices - count);
+  segment->owner_spans |= SliceMap::range(first + count, slices - count);
   page->slice_count = static_cast<uint16_t>(slices);
   return true;
 }
@@ -562,6 +564,7 @@ void segments_unmap_if_empty(ThreadData* td) {
 
 void segment_detach(ThreadData* td, Segment* segment) { segment_unlink(td, segment); }
 void segment_attach(ThreadData* td, Segment* segment) {
+  segment->owner_spans = SliceMap{};
   __atomic_store_n(&segment->owner, td, __ATOMIC_SEQ_CST);
   segment_link(td, segment);
 }
@@ -569,16 +572,28 @@ void segment_purge_now(Segment* segment) {
   if (segment->dirty_slices.any()) segment_purge(segment);
 }
 size_t segment_trim_dirty(Segment* segment, size_t keep_resident_bytes) {
+  // The owner's slices first, then the others, each lowest first. Threads doing the same
+  // work round after round put their pages on slightly different slices, each resident as far
+  // as any page ever carved it, so what the slices hold creeps up past what one round needs;
+  // over the budget, what goes must be what the last round did not use, not the highest
+  // slices whoever used them.
   const SliceMap dirty = segment->dirty_slices;
+  SliceMap kept{};
   size_t resident = 0;
-  for (size_t j = dirty.next_set(0); j < kSlicesPerSegment; j = dirty.next_set(j + 1)) {
-    const size_t bytes = resident_bytes_of(&segment->pages[j]);
-    if (resident + bytes > keep_resident_bytes) {
-      purge_slices(segment, dirty & SliceMap::range(j, kSlicesPerSegment - j), 0, false);
-      return resident;
+  bool full = false;
+  for (const SliceMap& candidates : {dirty & segment->owner_spans, dirty & ~segment->owner_spans}) {
+    for (size_t j = candidates.next_set(0); j < kSlicesPerSegment && !full;
+         j = candidates.next_set(j + 1)) {
+      const size_t bytes = resident_bytes_of(&segment->pages[j]);
+      full = resident + bytes > keep_resident_bytes;
+      if (!full) {
+        resident += bytes;
+        kept |= SliceMap::range(j, 1);
+      }
     }
-    resident += bytes;
   }
+  const SliceMap purge = dirty & ~kept;
+  if (purge.any()) purge_slices(segment, purge, 0, false);
   return resident;
 }
 void segment_unmap_now(Segment* segment) { segment_unmap(segment); }

@@ -91,9 +91,9 @@ TEST(ReturnToOs, RssFallsAfterFreeingALargeLiveSet) {
 // Statistics after adopting whatever earlier tests in this process left abandoned.
 // What an emptied segment of an exited thread may keep committed for the next thread (two
 // such segments at most; the tests below have one exited thread each): its
-// header slices and lowest free slices up to 2 MiB resident (core/thread.cc,
-// kEmptyAbandonedResident). The tests below carve their pages whole, so that is 32 slices.
-constexpr uint64_t kKeptEmptyAbandoned = (2 + 32) * 64 * 1024;
+// header slices and lowest free slices up to 3 MiB resident (core/thread.cc,
+// kEmptyAbandonedResident). The tests below carve their pages whole, so that is 48 slices.
+constexpr uint64_t kKeptEmptyAbandoned = (2 + 48) * 64 * 1024;
 
 hs_stats_t stats_with_nothing_abandoned() {
   hs_collect(1);
@@ -110,8 +110,9 @@ TEST(ReturnToOs, FreesAfterTheOwnerExitedReclaimItsSegments) {
   ASSERT_EQ(before.abandoned_segments, 0u);
   std::vector<void*> blocks;
   std::thread owner([&blocks] {
-    // 3 MiB: less than any batching threshold a lazier reclaim might wait for.
-    for (int i = 0; i < 6144; ++i) {
+    // 6 MiB: less than any batching threshold a lazier reclaim might wait for, twice what
+    // an emptied segment may keep.
+    for (int i = 0; i < 12288; ++i) {
       void* p = hs_malloc(256 + static_cast<size_t>(i % 5) * 128);
       if (p == nullptr) std::abort();
       std::memset(p, 1, 200);
@@ -125,7 +126,7 @@ TEST(ReturnToOs, FreesAfterTheOwnerExitedReclaimItsSegments) {
   // Free everything from this thread, which allocates nothing meanwhile.
   for (void* p : blocks) hs_free(p);
   const hs_stats_t freed = hs_test::stats_now();
-  // One emptied segment may stay for the next thread that needs one, with at most 2 MiB
+  // One emptied segment may stay for the next thread that needs one, with at most 3 MiB
   // resident in its lowest slices; everything else must be back already.
   EXPECT_LE(freed.abandoned_segments, before.abandoned_segments + 1)
       << "segments of the exited thread were left abandoned after all their blocks were freed";
@@ -167,7 +168,8 @@ TEST(ReturnToOs, FreesFromALateDestructorAreReclaimedByALiveThread) {
                                    for (void* p : *g_late_blocks) hs_free(p);
                                  }),
               0);
-    for (int i = 0; i < 6144; ++i) g_late_blocks->push_back(hs_malloc(300));
+    // 6 MiB, twice what an emptied segment may keep.
+    for (int i = 0; i < 20480; ++i) g_late_blocks->push_back(hs_malloc(300));
     pthread_setspecific(key, g_late_blocks);
   });
   owner.join();

@@ -38,13 +38,13 @@ struct Segment {
   SliceMap dirty_slices;   // free slices that may still be resident (to purge)
   SliceMap young_slices;   // dirty slices freed after purge_deadline was set: wait a round more
   SliceMap purged_slices;  // free slices purged since they were last used (reuse refaults)
+  // Slices the owner put pages on since it took the segment (created or adopted it): when
+  // an exited thread's segment empties, they are what a thread doing the same work next is
+  // likely to use, and what it keeps resident first (segment_trim_dirty).
+  SliceMap owner_spans;
   // Pages started on resident free slices (span_alloc reuses those first) may leave part of
   // them uncarved: at the purge round after the next, whatever such a page has not carved by
   // then goes back to the OS (purge_uncarved). Starts of those spans, by generation.
-  // Slices the owner put pages on since it took the segment (created or adopted it): when
-  // an exited thread's segment empties, they are what a thread doing the same work next is
-  // likely to use, and what it keeps resident (segment_trim_dirty).
-  SliceMap owner_spans;
   SliceMap uncarved_spans;        // due at the next round
   SliceMap young_uncarved_spans;  // taken since the last round: wait one round more
   int64_t purge_deadline;         // when the old dirty slices should be purged (ms), 0 when none
@@ -146,9 +146,9 @@ void segments_unmap_if_empty(ThreadData* td);
 void segment_detach(ThreadData* td, Segment* segment);
 void segment_attach(ThreadData* td, Segment* segment);
 void segment_purge_now(Segment* segment);
-// Purges a segment's dirty slices but the lowest of those its owner used (owner_spans: the
-// ones span_alloc and a thread doing the same work reuse first) holding at most
-// `keep_resident_bytes` resident. Returns how many bytes it left resident.
+// Purges a segment's dirty slices but those holding at most `keep_resident_bytes` resident,
+// taken from the ones its owner used (owner_spans), then the others, each lowest first (where
+// span_alloc and a thread doing the same work go first). Returns the bytes it left resident.
 size_t segment_trim_dirty(Segment* segment, size_t keep_resident_bytes);
 void segment_unmap_now(Segment* segment);
 bool segment_is_empty(const Segment* segment);

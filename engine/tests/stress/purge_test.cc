@@ -91,8 +91,9 @@ TEST(ReturnToOs, RssFallsAfterFreeingALargeLiveSet) {
 // Statistics after adopting whatever earlier tests in this process left abandoned.
 // What an emptied segment of an exited thread may keep committed for the next thread (two
 // such segments at most; the tests below have one exited thread each): its
-// header slices and lowest free slices up to 3 MiB resident (core/thread.cc,
-// kEmptyAbandonedResident). The tests below carve their pages whole, so that is 48 slices.
+// header slices and free slices up to 3 MiB resident (core/thread.cc,
+// kEmptyAbandonedResident; segment_trim_dirty picks them). The tests below carve their pages whole,
+// so that is 48 slices.
 constexpr uint64_t kKeptEmptyAbandoned = (2 + 48) * 64 * 1024;
 
 hs_stats_t stats_with_nothing_abandoned() {
@@ -127,7 +128,7 @@ TEST(ReturnToOs, FreesAfterTheOwnerExitedReclaimItsSegments) {
   for (void* p : blocks) hs_free(p);
   const hs_stats_t freed = hs_test::stats_now();
   // One emptied segment may stay for the next thread that needs one, with at most 3 MiB
-  // resident in its lowest slices; everything else must be back already.
+  // resident in its free slices; everything else must be back already.
   EXPECT_LE(freed.abandoned_segments, before.abandoned_segments + 1)
       << "segments of the exited thread were left abandoned after all their blocks were freed";
   EXPECT_LE(freed.committed_bytes, before.committed_bytes + kKeptEmptyAbandoned)

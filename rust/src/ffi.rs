@@ -9,7 +9,7 @@ use crate::memory_events::{Change, Snapshot};
 use crate::profiler::ProfStats;
 use crate::stats::Stats;
 
-pub const HS_STATS_VERSION: u32 = 3;
+pub const HS_STATS_VERSION: u32 = 4;
 pub const HS_PROF_STATS_VERSION: u32 = 1;
 pub const HS_PROF_CONFIG_VERSION: u32 = 1;
 

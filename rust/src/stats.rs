@@ -40,6 +40,9 @@ pub struct Stats {
     pub huge_remaps: u64,
     /// Full pages other threads took over from a thread idle in the allocator, cumulative.
     pub pages_taken_over: u64,
+    /// Emptied pages other threads gave back to the OS for a thread idle in the allocator,
+    /// cumulative.
+    pub pages_given_back: u64,
 }
 
 /// The allocator's statistics now.

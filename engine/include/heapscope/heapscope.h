@@ -85,7 +85,7 @@ HS_API int hs_heap_contains(const hs_heap_t* heap, const void* p);
 HS_API int hs_is_in_heap_region(const void* p);
 
 // ---- statistics --------------------------------------------------------------------------------
-#define HS_STATS_VERSION 3  // 2 added huge_remaps, 3 pages_taken_over
+#define HS_STATS_VERSION 4  // 2 added huge_remaps, 3 pages_taken_over, 4 pages_given_back
 // Size/version tagged: callers set .size = sizeof(hs_stats_t) and .version = HS_STATS_VERSION;
 // fields past an older caller's size are never written. The counts and bytes of the calling
 // thread's heaps and of exited threads are exact. Another live thread's small and medium
@@ -113,6 +113,7 @@ typedef struct hs_stats_s {
   uint64_t abandoned_segments;  // segments of exited threads not yet reclaimed
   uint64_t huge_remaps;         // huge reallocs served by remapping pages, not copying (v2)
   uint64_t pages_taken_over;    // full pages taken from threads idle in the allocator (v3)
+  uint64_t pages_given_back;    // emptied pages purged for threads idle in the allocator (v4)
 } hs_stats_t;
 // Process-wide statistics. Returns 0 on success, -1 if the struct is too small/unknown.
 HS_API int hs_stats_get(hs_stats_t* out);

@@ -1,6 +1,7 @@
 // The hs_* entry points: thin wrappers over the inlined fast paths with the C library's
 // argument checks and errno rules.
 #include "core/alloc_inline.h"
+#include "core/idle_owner.h"
 
 using namespace heapscope;
 
@@ -168,6 +169,7 @@ static bool unlink_user_heap(Heap* heap) {
 HS_TEXT void hs_heap_delete(hs_heap_t* handle) {
   Heap* heap = to_heap(handle);
   if (!unlink_user_heap(heap)) return;
+  OwnerSlowPath slow_path(heap);  // its pages join the thread's default heap
   heap_delete_migrate(heap);
   registry_remove(heap);
   heap_struct_free(heap);
@@ -177,6 +179,7 @@ HS_TEXT void hs_heap_destroy(hs_heap_t* handle) {
   Heap* heap = to_heap(handle);
   if (!unlink_user_heap(heap)) return;
   if (events_gate_open()) events_heap_destroy(heap);
+  OwnerSlowPath slow_path(heap);
   heap_destroy_pages(heap);
   registry_remove(heap);
   heap_struct_free(heap);
@@ -226,6 +229,7 @@ HS_TEXT void hs_collect(int force) {
     if (force) huge_cache_trim(true);
     return;
   }
+  OwnerSlowPath slow_path(heap);
   heap_release_all(heap);
   if (force) {
     reclaim_all_abandoned(heap->td);

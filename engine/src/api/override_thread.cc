@@ -6,6 +6,7 @@
 #include <pthread.h>
 
 #include "core/alloc_inline.h"
+#include "core/idle_owner.h"
 
 using namespace heapscope;
 
@@ -59,6 +60,7 @@ extern "C" __attribute__((visibility("default"))) int pthread_create(pthread_t* 
   trampoline->arg = arg;
   trampoline->ordinal = g_threads_created.fetch_add(1, std::memory_order_relaxed) + 1;
   int result = create(thread, attr, start_with_ordinal, trampoline);
+  divert_own_direct_tables();
   if (result != 0) free_impl(trampoline);
   return result;
 }

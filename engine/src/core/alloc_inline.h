@@ -153,6 +153,21 @@ HS_ALWAYS_INLINE Page* page_of(const void* p) {
   return page - page->slice_back;
 }
 
+// `used` falls by one, published after the push that preceded it: a thread that sees it fall
+// to the page's remote frees empties the page for its idle owner (idle_owner.cc) and must
+// see that push in the list it drops. A release store; on x86-64 every store is one, so
+// only the compiler is held back and the decrement stays one instruction (a relaxed
+// read-modify-write there; TSan builds use the atomic form, which it can see).
+HS_ALWAYS_INLINE uint32_t page_used_decrement(Page* page) {
+#if defined(__x86_64__) && !defined(__SANITIZE_THREAD__)
+  std::atomic_signal_fence(std::memory_order_release);
+  return --page->used;
+#else
+  const uint32_t used = page->used - 1;
+  __atomic_store_n(&page->used, used, __ATOMIC_RELEASE);
+  return used;
+#endif
+}
 // The owner frees a block of one of its pages that carries no flag (or, from free_generic, only
 // kPageSampled while the block itself is not a sample): push it for the next malloc.
 HS_ALWAYS_INLINE void free_to_own_page(Page* page, void* p) {
@@ -164,7 +179,7 @@ HS_ALWAYS_INLINE void free_to_own_page(Page* page, void* p) {
   // for that (see Page::used), so reaching zero means a page that shares its queue, and the
   // malloc/free ping-pong on a lone page costs no test here. (Large pages carry kPageLarge,
   // so their frees reach page_retire through the generic path.)
-  if (HS_UNLIKELY(--page->used == 0)) page_retire(page->heap, page);
+  if (HS_UNLIKELY(page_used_decrement(page) == 0)) page_retire(page->heap, page);
 }
 
 // free of a block on a normal segment's page (the segment map said so).

@@ -9,6 +9,7 @@
 #include "core/hardening.h"
 #include "core/heap.h"
 #include "core/huge.h"
+#include "core/idle_owner.h"
 #include "core/options.h"
 #include "core/page_counts.h"
 #include "core/page_queue.h"
@@ -54,7 +55,11 @@ static void free_remote(Page* page, Block* block) {
     } else {
       g_abandoned_freed_into.store(true, std::memory_order_release);
     }
+    return;
   }
+  // Not full: the owner may be idle with this page emptying (idle_owner.cc).
+  Heap* owner = __atomic_load_n(&page->heap, __ATOMIC_RELAXED);
+  if (owner != nullptr) note_free_into_idle(owner);
 }
 
 static bool block_in_list(const Block* list, const Block* block) {
@@ -153,6 +158,7 @@ void free_generic(Page* page, void* p) {
   }
   Heap* heap = __atomic_load_n(&page->heap, __ATOMIC_RELAXED);
   HS_ASSERT_INTERNAL(heap->thread_id == os::thread_id());
+  OwnerSlowPath slow_path(heap);  // its pages and queues change below
   // Another thread may take a full page over until the owner holds the full-list lock.
   if (in_full && !unmark_full_if_owner(heap, page)) {
     free_remote(page, block);

@@ -2,6 +2,7 @@
 // growing realloc copies nothing; and the one-block pages such blocks start on.
 #include "core/alloc_inline.h"
 #include "core/heap.h"
+#include "core/idle_owner.h"
 #include "core/page_counts.h"
 #include "core/page_queue.h"
 #include "core/profiler_hooks.h"
@@ -21,6 +22,7 @@ bool large_grow_in_place(Page* page, size_t new_size) {
   if (bin_block_size(bin) <= page->block_size) return false;
   size_t slices = (bin_block_size(bin) + kSliceSize - 1) / kSliceSize;
   Heap* heap = page->heap;
+  OwnerSlowPath slow_path(heap);
   size_t old_block = page->block_size;
   // The page leaves its queue under its old class (or stays in the full list).
   bool in_full = (page_flags(page) & kPageInFull) != 0;
@@ -54,6 +56,7 @@ bool large_grow_in_place(Page* page, size_t new_size) {
 // The profiler is charged by the caller. nullptr when no slice is to be had (use the classes).
 void* malloc_one_block_page(Heap* heap, size_t size) {
   size_t bin = bin_of(size);
+  OwnerSlowPath slow_path(heap);
   Page* page = span_alloc(heap->td, 1, 0);
   if (page == nullptr) return nullptr;
   page_init(page, heap, bin, true);

@@ -63,6 +63,7 @@ struct alignas(64) Heap {
   std::atomic<bool> remote_hint{false};  // a remote free landed in a full page
   ThreadData* td = nullptr;
   bool is_default = false;
+  uint32_t owner_depth = 0;       // a default heap: nesting of its thread's OwnerSlowPath
   Heap* registry_next = nullptr;  // all live heaps (for statistics) / pool free list
   Heap* registry_prev = nullptr;
   Heap* user_next = nullptr;           // the thread's first-class heaps
@@ -78,15 +79,24 @@ struct alignas(64) Heap {
   bool profile_disabled = false;               // hs_heap_profile_disable
 };
 
-// What other threads touch to take over an idle owner's full pages (takeover.cc). It lives
-// beside the heap in its pool slot and is never re-initialized when the slot is reused, so a
-// thread holding a stale heap pointer always meets a valid lock.
+// What other threads touch to take over an idle owner's full pages (takeover.cc) or give
+// back its emptied ones (idle_owner.cc). It lives beside the heap in its pool slot and is
+// never re-initialized when the slot is reused, so a thread holding a stale heap pointer
+// always meets a valid lock.
 struct HeapShared {
   std::atomic<uint32_t> full_lock{0};  // guards Heap::full: the owner's changes and takeovers
-  // The owner's thread id while its full pages may be taken (a live thread's default heap),
-  // else 0. Written under full_lock.
+  // The owner's thread id while its full pages may be taken and its emptied pages swept (a
+  // live thread's default heap), else 0. Written under full_lock and owner_lock both.
   std::atomic<uintptr_t> takeover_tid{0};
   std::atomic<int64_t> hint_raised_ms{0};  // when remote_hint last went from false to true
+  // Idle owners (idle_owner.cc): the owner holds owner_lock through its slow paths and
+  // counts them in slow_paths; a thread freeing into its pages may take the lock instead (only
+  // ever trying it) to give back the pages that emptied while the owner was idle.
+  std::atomic<uint32_t> owner_lock{0};
+  std::atomic<uint64_t> slow_paths{0};
+  std::atomic<uint64_t> idle_seen_paths{0};  // slow_paths when a freer last looked
+  std::atomic<int64_t> idle_seen_ms{0};      // and when slow_paths last changed
+  std::atomic<int64_t> idle_swept_ms{0};     // when a freer last swept the heap
 };
 HeapShared* heap_shared(const Heap* heap);  // of any heap from heap_struct_alloc
 

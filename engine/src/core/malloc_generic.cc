@@ -8,6 +8,7 @@
 #include "core/alloc_inline.h"
 #include "core/heap.h"
 #include "core/huge.h"
+#include "core/idle_owner.h"
 #include "core/page_queue.h"
 #include "core/profiler_hooks.h"
 #include "core/segment.h"
@@ -77,6 +78,7 @@ static Page* find_page(Heap* heap, size_t bin) {
   }
   reclaim_returned_pages(heap->td);
   purge_due(heap->td, false);
+  sweep_idle_owner_due();
   if (Page* page = queue_page_with_block(heap, bin)) return page;
   // A thread without a segment yet takes over an exited thread's segment (into its default
   // heap) before making a fresh page: its pages of this class may have room. Else threads
@@ -96,6 +98,7 @@ static Page* find_page(Heap* heap, size_t bin) {
 // The fast path's countdown crossed zero (only with the profiler compiled in).
 HS_TEXT HS_NOINLINE void* malloc_sampled(Heap* heap, size_t size) {
 #if HS_PROFILER
+  OwnerSlowPath slow_path(heap);
   bool sample = sample_countdown_expired(heap, size);
   if (!sample && size <= kMediumBlockMax) {
     // Mostly the idle re-check of a stopped profiler (every kIdleRecheckBytes): finish as the
@@ -148,6 +151,7 @@ HS_TEXT HS_NOINLINE void* malloc_generic(Heap* heap, size_t size, bool count_sam
     errno = ENOMEM;
     return nullptr;
   }
+  OwnerSlowPath slow_path(heap);
 #if HS_PROFILER
   if (count_sample && HS_UNLIKELY(countdown_charge(heap, size)) &&
       sample_countdown_expired(heap, size)) {
@@ -174,13 +178,16 @@ HS_TEXT HS_NOINLINE void* malloc_generic(Heap* heap, size_t size, bool count_sam
     errno = ENOMEM;
     return nullptr;
   }
+  // The page is its queue's first, which the direct slot mirrors, unless the slot was
+  // diverted (memory events tracking, or the thread started another, idle_owner.h): each
+  // diverted size is repaired when it first misses (while tracking is off).
+  if (size <= kMediumBlockMax && direct_page(heap, size) != page) {
 #if HS_MEMORY_EVENTS
-  // The page is its queue's first, which the direct slot mirrors, unless tracking diverted
-  // the slot: once tracking is off, each diverted size is repaired when it first misses.
-  if (size <= kMediumBlockMax && direct_page(heap, size) != page && !events_gate_open()) {
+    if (!events_gate_open()) direct_update(heap, bin);
+#else
     direct_update(heap, bin);
-  }
 #endif
+  }
   return page_pop_charged(heap, page, page->free, size);
 }
 

@@ -2,6 +2,7 @@
 // return of full pages that other threads freed into.
 #include "core/page_queue.h"
 
+#include "core/idle_owner.h"
 #include "core/segment.h"
 #include "core/takeover.h"
 #include "core/thread.h"
@@ -19,6 +20,7 @@ void page_set_keep_bias(Page* page, bool on) {
 }
 
 void page_retire(Heap* heap, Page* page) {
+  OwnerSlowPath slow_path(heap);
   PageQueue* queue = &heap->queues[page->bin];
   // Keep the last page of a class: a program freeing and reallocating one block must not
   // map and unmap a page each time. A purge round frees it once it has stayed empty since

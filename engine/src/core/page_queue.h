@@ -6,6 +6,7 @@
 
 #include "core/assert.h"
 #include "core/heap.h"
+#include "core/idle_owner.h"
 #include "core/page.h"
 #include "core/page_counts.h"
 #include "core/segment.h"
@@ -62,6 +63,8 @@ inline void queue_fix_keep_bias(Heap* heap, PageQueue* queue) {
 inline void queue_remove(Heap* heap, Page* page) {
   PageQueue* queue = queue_of(heap, page);
   HS_ASSERT_INTERNAL(page->heap == heap);
+  // The queues change only under the thread's slow-path lock (the full list under its own).
+  HS_ASSERT_INTERNAL(queue == &heap->full || owner_slow_path_held(heap));
   HS_ASSERT_INTERNAL(page->prev != nullptr ? page->prev->next == page : queue->first == page);
   HS_ASSERT_INTERNAL(page->next != nullptr ? page->next->prev == page : queue->last == page);
   bool was_first = queue->first == page;
@@ -81,6 +84,7 @@ inline void queue_remove(Heap* heap, Page* page) {
 
 inline void queue_push(Heap* heap, Page* page, bool front) {
   PageQueue* queue = queue_of(heap, page);
+  HS_ASSERT_INTERNAL(queue == &heap->full || owner_slow_path_held(heap));
   if (front) {
     page->prev = nullptr;
     page->next = queue->first;

@@ -430,6 +430,31 @@ static void purge_slices(Segment* segment, const SliceMap& slices, int64_t now, 
   });
 }
 
+// Gives back each of a page's slices past what the page carved there (keep_carved), or
+// whole: what its descriptor says may be resident, and the carved part, which a page in use
+// has not added to that yet. Returns the bytes purged.
+static size_t purge_page_slices(Segment* segment, Page* page, bool keep_carved) {
+  const size_t first = static_cast<size_t>(page - segment->pages);
+  const size_t carved = size_t{page->capacity} * page->block_size;
+  size_t purged = 0;
+  for (size_t j = 0; j < page->slice_count; ++j) {
+    Page* slice = &segment->pages[first + j];
+    const size_t slice_begin = j * kSliceSize;
+    size_t in_slice = carved > slice_begin ? carved - slice_begin : 0;
+    if (in_slice > kSliceSize) in_slice = kSliceSize;
+    const size_t carved_resident = round_up_to_os_page(in_slice);
+    const size_t keep = keep_carved ? carved_resident : 0;
+    size_t resident = resident_bytes_of(slice);
+    if (!keep_carved && carved_resident > resident) resident = carved_resident;
+    if (resident <= keep) continue;
+    os::purge(page->area + slice_begin + keep, resident - keep);
+    purged += resident - keep;
+    slice->resident_units =
+        keep_carved ? static_cast<uint8_t>((in_slice + kResidentUnit - 1) / kResidentUnit) : 0;
+  }
+  return purged;
+}
+
 // What a page has not carved of the slices it started on while they were resident: given
 // back, so that a page of few blocks put on a slice another page filled does not keep the
 // rest resident (its carving faults in only what it reaches). Only pages of this thread
@@ -441,21 +466,7 @@ static size_t purge_uncarved(Segment* segment, size_t first) {
       (page_flags(page) & kPageInFull) != 0 || page_holds_one_block(page)) {
     return 0;
   }
-  const size_t carved = size_t{page->capacity} * page->block_size;
-  size_t purged = 0;
-  for (size_t j = 0; j < page->slice_count; ++j) {
-    Page* slice = &segment->pages[first + j];
-    const size_t slice_begin = j * kSliceSize;
-    size_t in_slice = carved > slice_begin ? carved - slice_begin : 0;
-    if (in_slice > kSliceSize) in_slice = kSliceSize;
-    const size_t keep = round_up_to_os_page(in_slice);
-    const size_t resident = resident_bytes_of(slice);
-    if (resident <= keep) continue;
-    os::purge(page->area + slice_begin + keep, resident - keep);
-    purged += resident - keep;
-    slice->resident_units = static_cast<uint8_t>((in_slice + kResidentUnit - 1) / kResidentUnit);
-  }
-  return purged;
+  return purge_page_slices(segment, page, true);
 }
 
 static void purge_uncarved_spans(Segment* segment, const SliceMap& starts) {
@@ -463,6 +474,11 @@ static void purge_uncarved_spans(Segment* segment, const SliceMap& starts) {
   for (size_t j = starts.next_set(0); j < kSlicesPerSegment; j = starts.next_set(j + 1)) {
     purged += purge_uncarved(segment, j);
   }
+  g_counters.purged_bytes.fetch_add(purged, std::memory_order_relaxed);
+}
+
+void purge_page_whole(Page* page) {
+  const size_t purged = purge_page_slices(segment_of_page(page), page, false);
   g_counters.purged_bytes.fetch_add(purged, std::memory_order_relaxed);
 }
 

@@ -159,6 +159,9 @@ Segment* segment_of_slow(const void* p);  // nullptr if not ours
 // back to kMapSegment. Segments entered meanwhile tag themselves (segment_map_set).
 void segment_map_retag(bool tracked);
 void purge_due(ThreadData* td, bool force);
+// Gives back everything of a page's slices that may be resident, its carved blocks included:
+// a page none of whose blocks is live, about to be marked uncarved (idle_owner.cc).
+void purge_page_whole(Page* page);
 void purge_schedule(ThreadData* td);  // make sure a purge round comes after the delay
 void segment_release(ThreadData* td, Segment* segment);
 

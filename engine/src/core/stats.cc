@@ -6,6 +6,7 @@
 
 #include "core/heap.h"
 #include "core/huge.h"
+#include "core/idle_owner.h"
 #include "core/options.h"
 #include "core/page_counts.h"
 #include "core/page_queue.h"
@@ -22,6 +23,7 @@ namespace heapscope {
 GlobalCounters g_counters;
 
 void heap_fold_counts(Heap* heap) {
+  OwnerSlowPath slow_path(heap);
   heap_for_each_page(heap, [](Page* page) { page_fold_counts(page); });
 }
 
@@ -30,6 +32,7 @@ namespace {
 // The owner reading its own statistics: the remote frees waiting in its pages are collected
 // first (as its next allocations would collect them), so they are counted too.
 void heap_fold_counts_collected(Heap* heap) {
+  OwnerSlowPath slow_path(heap);
   heap_collect_full(heap);  // full pages with remote frees go back to their queues
   heap_for_each_page(heap, [](Page* page) {
     if ((page_flags(page) & kPageInFull) == 0) page_collect(page);
@@ -177,6 +180,7 @@ int stats_get(hs_stats_t* out, bool collect_own) {
   full.abandoned_segments = g_counters.abandoned_segments.load(std::memory_order_relaxed);
   full.huge_remaps = g_counters.huge_remaps.load(std::memory_order_relaxed);
   full.pages_taken_over = g_counters.pages_taken_over.load(std::memory_order_relaxed);
+  full.pages_given_back = g_counters.pages_given_back.load(std::memory_order_relaxed);
   return copy_out(out, full);
 }
 
@@ -222,6 +226,7 @@ void hs_stats_print(int fd) {
   w.row("abandoned_segments", s.abandoned_segments);
   w.row("huge_remaps", s.huge_remaps);
   w.row("pages_taken_over", s.pages_taken_over);
+  w.row("pages_given_back", s.pages_given_back);
   w.row("resident_bytes", os::resident_bytes());
   os::write_all(fd, w.buffer, w.len);
 }

@@ -53,6 +53,7 @@ struct GlobalCounters {
   std::atomic<uint64_t> huge_remaps;  // huge reallocs served by remapping instead of copying
   std::atomic<uint64_t> abandoned_segments;
   std::atomic<uint64_t> pages_taken_over;  // cumulative (takeover.cc)
+  std::atomic<uint64_t> pages_given_back;  // cumulative (idle_owner.cc)
   std::atomic<uint64_t> committed_peak;
   // Counters of heaps that no longer exist.
   std::atomic<uint64_t> dead_alloc_count, dead_free_count, dead_requested, dead_allocated,

@@ -18,6 +18,7 @@
 // (return_taken_page, thread.cc).
 #include "core/takeover.h"
 
+#include "core/idle_owner.h"
 #include "core/page_queue.h"
 #include "core/segment.h"
 #include "core/thread.h"
@@ -58,6 +59,7 @@ void take_full_page(Heap* owner, Page* page) {
   if (taken) queue_remove(owner, page);
   spin_unlock(shared->full_lock);
   if (!taken) return;
+  OwnerSlowPath slow_path(taker);  // the page joins its queues
   __atomic_store_n(&page->heap, taker, __ATOMIC_RELAXED);
   page_flags_clear(page, kPageInFull);
   page->remote_in_full.store(0, std::memory_order_relaxed);

@@ -8,6 +8,7 @@
 #include "core/hardening.h"
 #include "core/heap.h"
 #include "core/huge.h"
+#include "core/idle_owner.h"
 #include "core/options.h"
 #include "core/page.h"
 #include "core/page_counts.h"
@@ -86,14 +87,19 @@ constexpr uint64_t kUnorderedThreadBase = uint64_t{1} << 40;
 // The memory-events locks come first (a visitor may allocate while it holds one), then the
 // profiler's: profiler code never takes the allocator's locks while holding it, and this
 // order keeps it that way across fork.
-// The forking thread's own full-list lock too: a thread taking one of its pages over
-// (takeover.cc) may hold it, and in the child that thread would never release it.
+// The forking thread's own slow-path and full-list locks too: a thread sweeping its pages
+// (idle_owner.cc) or taking one over (takeover.cc) may hold them, and in the child that
+// thread would never release them.
+HS_THREAD_LOCAL(Heap*, t_fork_locked_heap, nullptr);  // two threads may fork at once
 void fork_prepare() {
   events_fork(0);
 #if HS_PROFILER
   prof_fork(0);
 #endif
-  if (tls_heap != &g_empty_heap) full_list_lock(tls_heap);
+  if (tls_heap != &g_empty_heap) {
+    t_fork_locked_heap = owner_slow_path_enter(tls_heap);
+    full_list_lock(tls_heap);
+  }
   spin_lock(g_pool_lock);
   spin_lock(g_registry_lock);
   spin_lock(g_abandoned_lock);
@@ -104,7 +110,10 @@ void fork_parent() {
   spin_unlock(g_abandoned_lock);
   spin_unlock(g_registry_lock);
   spin_unlock(g_pool_lock);
-  if (tls_heap != &g_empty_heap) full_list_unlock(tls_heap);
+  if (tls_heap != &g_empty_heap) {
+    full_list_unlock(tls_heap);
+    owner_slow_path_exit(t_fork_locked_heap);
+  }
 #if HS_PROFILER
   prof_fork(1);
 #endif
@@ -119,7 +128,10 @@ void fork_child() {
   g_abandoned_lock.store(0, std::memory_order_relaxed);
   g_registry_lock.store(0, std::memory_order_relaxed);
   g_pool_lock.store(0, std::memory_order_relaxed);
-  if (tls_heap != &g_empty_heap) full_list_unlock(tls_heap);
+  if (tls_heap != &g_empty_heap) {
+    full_list_unlock(tls_heap);
+    owner_slow_path_exit(t_fork_locked_heap);
+  }
 #if HS_PROFILER
   prof_fork(2);
 #endif
@@ -254,7 +266,12 @@ Heap* thread_heap_init() {
   heap_init(heap, td, true);
   td->default_heap = heap;
   tls_heap = heap;
-  takeover_open(heap, true);
+  {
+    // A thread sweeping this slot's previous heap through a stale pointer reads the id under
+    // the slow-path lock: once it reads ours, it also sees the heap set up.
+    OwnerSlowPath slow_path(heap);
+    takeover_open(heap, true);
+  }
   registry_add(heap);
   g_counters.threads.fetch_add(1, std::memory_order_relaxed);
   // May allocate (glibc's second-level key table); the heap is already in place for that.
@@ -584,6 +601,7 @@ bool claim_returned_page(Segment* segment, Page* page) {
   bool claimed = !segment->abandoned && page_claim(page, heap->thread_id);
   spin_unlock(g_abandoned_lock);
   if (!claimed) return false;
+  OwnerSlowPath slow_path(heap);
   adopt_claimed_page(heap->td, heap, page);  // the caller's block is live: it joins the heap
   if (segment_owner(segment) != heap->td) note_foreign_page(heap->td);
   return true;
@@ -612,20 +630,24 @@ void thread_done(void* value) {
   Heap* heap = static_cast<Heap*>(value);
   if (heap == nullptr || heap == &g_empty_heap) return;
   ThreadData* td = heap->td;
-  // From here on no other thread takes this heap's full pages: its lists are being torn down.
-  takeover_open(heap, false);
-  while (td->user_heaps != nullptr) {
-    Heap* user = td->user_heaps;
-    td->user_heaps = user->user_next;
-    heap_delete_migrate(user);
-    registry_remove(user);
-    heap_struct_free(user);
+  {
+    OwnerSlowPath slow_path(heap);  // ends before the heap's slot goes back to the pool
+    // From here on no other thread takes this heap's full pages, or sweeps its emptied ones:
+    // its lists are being torn down.
+    takeover_open(heap, false);
+    while (td->user_heaps != nullptr) {
+      Heap* user = td->user_heaps;
+      td->user_heaps = user->user_next;
+      heap_delete_migrate(user);
+      registry_remove(user);
+      heap_struct_free(user);
+    }
+    heap_release_all(heap);  // collects every page: the remote frees are counted in its folds
+    heap_return_taken(heap);
+    heap_fold_counts(heap);  // what stays is abandoned: nothing left on its pages to fold
+    purge_due(td, false);
+    abandon_segments(td);
   }
-  heap_release_all(heap);  // collects every page: the remote frees are counted in its folds
-  heap_return_taken(heap);
-  heap_fold_counts(heap);  // what stays is abandoned: nothing left on its pages to fold
-  purge_due(td, false);
-  abandon_segments(td);
   registry_remove(heap);
   g_counters.threads.fetch_sub(1, std::memory_order_relaxed);
   // Frees after this point (later destructors) take the remote path into abandoned pages;

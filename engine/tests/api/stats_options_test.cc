@@ -49,9 +49,10 @@ TEST(Stats, OlderSmallerStructGetsOnlyItsFields) {
   void* p = hs_malloc(100);  // something to count
   ASSERT_NE(p, nullptr);
   // An older caller whose struct ends after free_count: nothing past that may be written.
-  for (size_t size : {offsetof(hs_stats_t, requested_bytes), offsetof(hs_stats_t, pages),
-                      offsetof(hs_stats_t, abandoned_segments), offsetof(hs_stats_t, huge_remaps),
-                      offsetof(hs_stats_t, pages_taken_over)}) {
+  for (size_t size :
+       {offsetof(hs_stats_t, requested_bytes), offsetof(hs_stats_t, pages),
+        offsetof(hs_stats_t, abandoned_segments), offsetof(hs_stats_t, huge_remaps),
+        offsetof(hs_stats_t, pages_taken_over), offsetof(hs_stats_t, pages_given_back)}) {
     SCOPED_TRACE(testing::Message() << "struct size " << size);
     alignas(hs_stats_t) unsigned char buf[sizeof(hs_stats_t) + 64];
     std::memset(buf, 0xA7, sizeof(buf));

@@ -18,14 +18,19 @@
 #include <thread>
 #include <vector>
 
+#include "../support/id_blocks.h"
 #include "../support/test_support.h"
 
 namespace {
 
+using hs_test::block_intact;
+using hs_test::block_new;
+using hs_test::BlockSlots;
 using hs_test::scaled;
 using hs_test::ScopedOption;
 using hs_test::SplitMix64;
 using hs_test::stats_now;
+using hs_test::wait_for;
 
 // Longer than the time an owner may leave frees into its full pages unanswered before other
 // threads take those pages (kIdleOwnerMs in engine/src/core/takeover.cc).
@@ -38,25 +43,6 @@ class Takeover : public testing::Test {
  protected:
   ScopedOption unchecked_{hs_option_check_frees, 0};
 };
-
-// A block records its size and an id in its first and last words.
-void* block_new(size_t size, uint64_t id) {
-  auto* p = static_cast<uint64_t*>(hs_malloc(size));
-  if (p == nullptr) std::abort();
-  p[0] = id;
-  p[size / sizeof(uint64_t) - 1] = ~id;
-  return p;
-}
-bool block_intact(const void* block, size_t size, uint64_t id) {
-  const auto* p = static_cast<const uint64_t*>(block);
-  return p[0] == id && p[size / sizeof(uint64_t) - 1] == ~id;
-}
-
-void wait_for(const std::atomic<int>& flag, int value) {
-  while (flag.load(std::memory_order_acquire) < value) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-}
 
 // An owner thread fills pages of one class and then waits without calling the allocator (as
 // a thread does that built a structure for others and now joins them). A second thread frees
@@ -122,38 +108,17 @@ TEST_F(Takeover, AnIdleOwnersFullPagesAreReusedByTheThreadFreeingIntoThem) {
 // end the owner exits too. Every block is checked on every free.
 TEST_F(Takeover, OwnerWakingWhileItsPagesAreTakenAndTakersExitingLoseNothing) {
   constexpr size_t kSlots = 8192;
-  constexpr size_t kSizes[] = {16, 48, 64, 112, 256, 640, 1024, 3072};
-  std::vector<std::atomic<void*>> slots(kSlots);
-  std::vector<std::atomic<uint64_t>> ids(kSlots);
-  auto size_of = [&](uint64_t id) { return kSizes[id % (sizeof kSizes / sizeof kSizes[0])]; };
-  std::atomic<uint64_t> next_id{1};
-  std::atomic<size_t> corrupted{0};
+  BlockSlots slots(kSlots, {16, 48, 64, 112, 256, 640, 1024, 3072});
   std::atomic<bool> stop{false};
-  // Takes slot i's block (if any), checks and frees it, and puts a fresh block there.
-  auto replace = [&](size_t i) {
-    void* old = slots[i].exchange(nullptr, std::memory_order_acq_rel);
-    if (old == nullptr) return;
-    const uint64_t id = ids[i].load(std::memory_order_relaxed);
-    if (!block_intact(old, size_of(id), id)) corrupted.fetch_add(1);
-    hs_free(old);
-    const uint64_t fresh = next_id.fetch_add(1);
-    void* block = block_new(size_of(fresh), fresh);
-    ids[i].store(fresh, std::memory_order_relaxed);
-    slots[i].store(block, std::memory_order_release);
-  };
   const hs_stats_t before = stats_now();
   std::thread owner([&] {
-    for (size_t i = 0; i < kSlots; ++i) {
-      const uint64_t id = next_id.fetch_add(1);
-      ids[i].store(id, std::memory_order_relaxed);
-      slots[i].store(block_new(size_of(id), id), std::memory_order_release);
-    }
+    for (size_t i = 0; i < kSlots; ++i) slots.fill(i);
     SplitMix64 rng(11);
     const int spells = static_cast<int>(scaled(6));
     for (int spell = 0; spell < spells; ++spell) {
       std::this_thread::sleep_for(kLongerThanIdle);  // idle: its full pages may be taken
       // A burst of its own frees and allocations, into pages takers may be taking now.
-      for (int k = 0; k < 4000; ++k) replace(rng.next() % kSlots);
+      for (int k = 0; k < 4000; ++k) slots.replace(rng.next() % kSlots);
     }
     stop.store(true, std::memory_order_release);
   });
@@ -167,7 +132,7 @@ TEST_F(Takeover, OwnerWakingWhileItsPagesAreTakenAndTakersExitingLoseNothing) {
           // Paced so that the owner's blocks are still being freed when its idle spell
           // has lasted long enough for its pages to be taken.
           for (int k = 0; k < 8000 && !stop.load(std::memory_order_relaxed); ++k) {
-            replace(rng.next() % kSlots);
+            slots.replace(rng.next() % kSlots);
             if (k % 64 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
           }
         }).join();
@@ -180,14 +145,9 @@ TEST_F(Takeover, OwnerWakingWhileItsPagesAreTakenAndTakersExitingLoseNothing) {
   const uint64_t taken = mid.pages_taken_over - before.pages_taken_over;
   std::printf("pages taken over: %llu\n", static_cast<unsigned long long>(taken));
   EXPECT_GT(taken, 0u) << "no page was taken over: the race this test is for never ran";
-  for (size_t i = 0; i < kSlots; ++i) replace(i);  // the main thread frees into them all too
-  for (size_t i = 0; i < kSlots; ++i) {
-    void* block = slots[i].exchange(nullptr);
-    const uint64_t id = ids[i].load();
-    if (!block_intact(block, size_of(id), id)) corrupted.fetch_add(1);
-    hs_free(block);
-  }
-  EXPECT_EQ(corrupted.load(), 0u);
+  for (size_t i = 0; i < kSlots; ++i) slots.replace(i);  // the main thread frees into them too
+  slots.drain();
+  EXPECT_EQ(slots.corrupted(), 0u);
   hs_collect(1);
   const hs_stats_t after = stats_now();
   EXPECT_EQ(after.allocated_bytes, before.allocated_bytes);

@@ -114,8 +114,8 @@ void sweep_owner(Heap* owner) {
        ++bin) {
     Page* first = owner->queues[bin].first;
     if (first == nullptr) continue;
-    for (Page* page = direct_slots_hold(owner, bin, first) ? first->next : first;
-         page != nullptr; page = page->next) {
+    for (Page* page = direct_slots_hold(owner, bin, first) ? first->next : first; page != nullptr;
+         page = page->next) {
       // Exactly "the owner's, no flag": not full, checked, sampled or one-block. Pages taken
       // over from other threads' segments are left to the owner's purge rounds.
       if (page->owner_word.load(std::memory_order_acquire) != tid ||

@@ -20,8 +20,8 @@
 namespace {
 
 using hs_test::block_intact;
-using hs_test::BlockSlots;
 using hs_test::block_new;
+using hs_test::BlockSlots;
 using hs_test::kMiB;
 using hs_test::rss_bytes;
 using hs_test::scaled;

@@ -35,6 +35,7 @@
 
 #include "core/hardening.h"
 #include "core/page_counts.h"
+#include "core/page_queue.h"
 #include "core/segment.h"
 #include "core/spin_lock.h"
 #include "core/stats.h"
@@ -92,13 +93,9 @@ void page_give_back(Page* page) {
 }
 
 // A direct slot of the bin points at the page: the owner's allocations may pop from it.
-bool direct_slots_hold(const Heap* heap, size_t bin, const Page* page) {
-  const size_t block_size = bin_block_size(bin);
-  const bool small = block_size <= kSmallDirectMax;
-  const size_t step = small ? kMinAlign : kMediumDirectStep;
-  Page* const* table = small ? heap->direct.slots : heap->direct.medium;
-  const size_t low = bin == 1 ? 0 : bin_block_size(bin - 1) / step + 1;
-  for (size_t slot = low; slot <= block_size / step; ++slot) {
+bool direct_slots_hold(Heap* heap, size_t bin, const Page* page) {
+  const auto [table, low, high] = direct_slots_of(heap, bin);
+  for (size_t slot = low; slot <= high; ++slot) {
     if (__atomic_load_n(&table[slot], __ATOMIC_RELAXED) == page) return true;
   }
   return false;

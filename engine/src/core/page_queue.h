@@ -19,27 +19,34 @@ namespace heapscope {
 // The keep bias (Page::used): a multi-block page alone in its queue counts one more block.
 void page_set_keep_bias(Page* page, bool on);
 
+// The direct-table slots of the sizes a class up to kMediumBlockMax serves (above the
+// previous class, up to its own): table[low] to table[high].
+struct DirectSlots {
+  Page** table;
+  size_t low;
+  size_t high;
+};
+inline DirectSlots direct_slots_of(Heap* heap, size_t bin) {
+  const size_t block_size = bin_block_size(bin);
+  const bool small = block_size <= kSmallDirectMax;
+  const size_t step = small ? kMinAlign : kMediumDirectStep;
+  return {small ? heap->direct.slots : heap->direct.medium,
+          bin == 1 ? 0 : bin_block_size(bin - 1) / step + 1, block_size / step};
+}
+
 inline void direct_update(Heap* heap, size_t bin) {
-  size_t block_size = bin_block_size(bin);
-  if (block_size > kMediumBlockMax) return;
+  if (bin_block_size(bin) > kMediumBlockMax) return;
   Page* page = heap->queues[bin].first;
   if (page == nullptr) page = &g_empty_page;
-  // The slots of the sizes this class serves: above the previous class, up to its own.
-  size_t below = bin == 1 ? 0 : bin_block_size(bin - 1);
-  bool small = block_size <= kSmallDirectMax;
-  size_t step = small ? kMinAlign : kMediumDirectStep;
-  Page** table = small ? heap->direct.slots : heap->direct.medium;
-  size_t low = bin == 1 ? 0 : below / step + 1;
-  for (size_t slot = low; slot <= block_size / step; ++slot) direct_slot_store(&table[slot], page);
+  const auto [table, low, high] = direct_slots_of(heap, bin);
+  for (size_t slot = low; slot <= high; ++slot) direct_slot_store(&table[slot], page);
 #if HS_MEMORY_EVENTS
   // While memory events are tracking, the slots stay on the empty page (every call must miss
   // into malloc_generic). The sync point pairs with heaps_divert_direct_tables': either this
   // thread sees the gate open, or the diversion overwrites what it just stored.
   events_sync_point();
   if (events_gate_open()) {
-    for (size_t slot = low; slot <= block_size / step; ++slot) {
-      direct_slot_store(&table[slot], &g_empty_page);
-    }
+    for (size_t slot = low; slot <= high; ++slot) direct_slot_store(&table[slot], &g_empty_page);
   }
 #endif
 }

@@ -25,7 +25,6 @@ using hs_test::BlockSlots;
 using hs_test::kMiB;
 using hs_test::rss_bytes;
 using hs_test::scaled;
-using hs_test::ScopedOption;
 using hs_test::SplitMix64;
 using hs_test::stats_now;
 using hs_test::wait_for;
@@ -34,12 +33,7 @@ using hs_test::wait_for;
 // (kOwnerIdleMs in engine/src/core/idle_owner.cc), and than they wait between sweeps.
 constexpr auto kLongerThanIdle = std::chrono::milliseconds(25);
 
-// Checked pages (check_frees, on by default in Debug builds) are never swept. The tests
-// make unchecked pages in every build.
-class IdleOwner : public testing::Test {
- protected:
-  ScopedOption unchecked_{hs_option_check_frees, 0};
-};
+class IdleOwner : public hs_test::UncheckedPagesTest {};
 
 constexpr size_t kSizes[] = {48, 112, 256, 640, 1024, 2048};
 constexpr size_t kClasses = sizeof kSizes / sizeof kSizes[0];

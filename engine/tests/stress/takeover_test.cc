@@ -27,7 +27,6 @@ using hs_test::block_intact;
 using hs_test::block_new;
 using hs_test::BlockSlots;
 using hs_test::scaled;
-using hs_test::ScopedOption;
 using hs_test::SplitMix64;
 using hs_test::stats_now;
 using hs_test::wait_for;
@@ -36,13 +35,7 @@ using hs_test::wait_for;
 // threads take those pages (kIdleOwnerMs in engine/src/core/takeover.cc).
 constexpr auto kLongerThanIdle = std::chrono::milliseconds(120);
 
-// Checked pages (check_frees, on by default in Debug builds) are never taken over: their
-// owner's free checks walk the page's lists without the full-list lock. The tests make
-// unchecked pages in every build.
-class Takeover : public testing::Test {
- protected:
-  ScopedOption unchecked_{hs_option_check_frees, 0};
-};
+class Takeover : public hs_test::UncheckedPagesTest {};
 
 // An owner thread fills pages of one class and then waits without calling the allocator (as
 // a thread does that built a structure for others and now joins them). A second thread frees

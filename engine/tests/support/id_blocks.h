@@ -2,6 +2,7 @@
 // threads free each other's blocks: every free checks that nothing overwrote a live block.
 #pragma once
 
+#include <gtest/gtest.h>
 #include <heapscope/heapscope.h>
 
 #include <atomic>
@@ -13,7 +14,17 @@
 #include <utility>
 #include <vector>
 
+#include "test_support.h"
+
 namespace hs_test {
+
+// Checked pages (check_frees, on by default in Debug builds) are neither taken over (their
+// owner's free checks walk the page's lists without the full-list lock) nor swept by the
+// idle-owner give-back: the tests of both make unchecked pages in every build.
+class UncheckedPagesTest : public testing::Test {
+ protected:
+  ScopedOption unchecked_{hs_option_check_frees, 0};
+};
 
 inline void* block_new(size_t size, uint64_t id) {
   auto* p = static_cast<uint64_t*>(hs_malloc(size));

@@ -97,6 +97,10 @@ struct HeapShared {
   // miss on every slow path: 1.2x its time).
   alignas(64) std::atomic<uint32_t> owner_lock{0};
   std::atomic<uint64_t> slow_paths{0};
+  // Where the next sweep resumes (a bin, and how many of its queue's pages were looked at),
+  // read and written only under owner_lock: one sweep does a bounded amount of work.
+  uint32_t sweep_bin = 1;
+  uint32_t sweep_skip = 0;
   alignas(64) std::atomic<uint64_t> idle_seen_paths{0};  // slow_paths when a freer last looked
   std::atomic<int64_t> idle_seen_ms{0};                  // and when slow_paths last changed
   std::atomic<int64_t> idle_swept_ms{0};                 // when a freer last swept the heap

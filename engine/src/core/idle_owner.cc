@@ -56,26 +56,35 @@ constexpr int64_t kSweepEveryMs = 10;
 constexpr uint32_t kFreesPerIdleLook = 64;
 // The last owner a thread freed into that had gone quiet is looked at again once per this many
 // of the thread's own allocation slow paths (its last pages empty with the last frees into
-// it, after which nobody frees into it), until it is active again or the thread has swept it
-// kSweepsAfterNotice times.
+// it, after which nobody frees into it), until it is active again or the thread has swept
+// all of its queues kSweepsAfterNotice times.
 constexpr uint32_t kSlowPathsPerIdleLook = 8;
 constexpr uint32_t kSweepsAfterNotice = 16;
+// The work one sweep may do, in pages looked at plus remote-list blocks counted; checked
+// between pages, as a page's count always finishes (at most its block count: 4,096 at 16
+// bytes). The next sweep resumes where this one stopped, so pages behind others that stay
+// partly live are reached too, and a thread freeing into an owner whose queues hold many
+// pages with long remote lists pays a bounded walk per sweep, not one over all of them.
+// (Passing the pages of the resumed queue already looked at is not counted: a pointer each.)
+constexpr uint32_t kSweepSteps = 4096;
 
 HS_THREAD_LOCAL(uint32_t, t_frees_into_others, 0);
 HS_THREAD_LOCAL(Heap*, t_idle_owner, nullptr);
 HS_THREAD_LOCAL(uint32_t, t_idle_sweeps_left, 0);
 HS_THREAD_LOCAL(uint32_t, t_slow_paths_since_look, 0);
 
-// No block of the page is live (see above); the caller holds the owner's lock.
-bool page_wholly_free(const Page* page) {
+// No block of the page is live (see above); the caller holds the owner's lock. Adds the
+// remote-list blocks it counted to *steps.
+bool page_wholly_free(const Page* page, uint32_t* steps) {
   const uint32_t used = __atomic_load_n(&page->used, __ATOMIC_ACQUIRE);
   const uint32_t live = used - page->keep_bias;
   if (used < page->keep_bias || live == 0) return false;
   uint32_t remote = 0;
   for (const Block* block = page->thread_free.load(std::memory_order_acquire); block != nullptr;
        block = block_next(block)) {
-    if (++remote > live) return false;
+    if (++remote > live) break;
   }
+  *steps += remote;
   return remote == live;
 }
 
@@ -101,36 +110,52 @@ bool direct_slots_hold(Heap* heap, size_t bin, const Page* page) {
   return false;
 }
 
-void sweep_owner(Heap* owner) {
+enum class Idle {
+  kActive,       // it ran a slow path since the last look (or this is the first)
+  kQuiet,        // none since, but not for kOwnerIdleMs yet
+  kSweptLately,  // idle, and swept in the last kSweepEveryMs
+  kSweptPart,    // idle: swept now, up to kSweepSteps, the pass not finished
+  kSweptNow,     // idle: swept now, to the end of the pass
+};
+
+Idle sweep_owner(Heap* owner) {
   HeapShared* shared = heap_shared(owner);
-  if (!spin_try_lock(shared->owner_lock)) return;  // the owner is in a slow path: not idle
+  // The owner is in a slow path (or another thread sweeps it): look again later.
+  if (!spin_try_lock(shared->owner_lock)) return Idle::kSweptLately;
   // The heap pointer may be stale (its thread ended, the slot went to another thread): the
   // lock and the id under it say whose heap this is now, and that it is still live.
   const uintptr_t tid = shared->takeover_tid.load(std::memory_order_relaxed);
-  for (size_t bin = 1; tid != 0 && bin < kBinCount && bin_block_size(bin) <= kMediumBlockMax;
-       ++bin) {
+  uint32_t steps = 0;
+  uint32_t skip = shared->sweep_skip;
+  for (size_t bin = shared->sweep_bin;
+       tid != 0 && bin < kBinCount && bin_block_size(bin) <= kMediumBlockMax; ++bin, skip = 0) {
     Page* first = owner->queues[bin].first;
     if (first == nullptr) continue;
+    uint32_t index = 0;
     for (Page* page = direct_slots_hold(owner, bin, first) ? first->next : first; page != nullptr;
-         page = page->next) {
+         page = page->next, ++index) {
+      if (index < skip) continue;
+      if (steps >= kSweepSteps) {
+        shared->sweep_bin = static_cast<uint32_t>(bin);
+        shared->sweep_skip = index;
+        spin_unlock(shared->owner_lock);
+        return Idle::kSweptPart;
+      }
+      ++steps;
       // Exactly "the owner's, no flag": not full, checked, sampled or one-block. Pages taken
       // over from other threads' segments are left to the owner's purge rounds.
       if (page->owner_word.load(std::memory_order_acquire) != tid ||
           segment_owner(segment_of_page(page)) != owner->td) {
         continue;
       }
-      if (page_wholly_free(page)) page_give_back(page);
+      if (page_wholly_free(page, &steps)) page_give_back(page);
     }
   }
+  shared->sweep_bin = 1;
+  shared->sweep_skip = 0;
   spin_unlock(shared->owner_lock);
+  return Idle::kSweptNow;
 }
-
-enum class Idle {
-  kActive,       // it ran a slow path since the last look (or this is the first)
-  kQuiet,        // none since, but not for kOwnerIdleMs yet
-  kSweptLately,  // idle, and swept in the last kSweepEveryMs
-  kSweptNow,     // idle: swept now
-};
 
 // Sweeps the owner if it has run no slow path for kOwnerIdleMs and nobody swept it in the
 // last kSweepEveryMs.
@@ -151,8 +176,7 @@ Idle sweep_if_idle(Heap* owner) {
     return Idle::kSweptLately;
   }
   shared->idle_swept_ms.store(now, std::memory_order_relaxed);
-  sweep_owner(owner);
-  return Idle::kSweptNow;
+  return sweep_owner(owner);
 }
 
 }  // namespace

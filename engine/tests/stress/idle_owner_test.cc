@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "../support/id_blocks.h"
@@ -120,6 +121,82 @@ TEST_F(IdleOwner, PagesEmptiedWhileTheirOwnerWaitsAreGivenBack) {
   phase.store(2, std::memory_order_release);
   owner.join();
   EXPECT_EQ(corrupted, 0u);
+  hs_collect(1);
+  const hs_stats_t after = stats_now();
+  EXPECT_EQ(after.allocated_bytes, before.allocated_bytes);
+  EXPECT_EQ(after.alloc_count - before.alloc_count, after.free_count - before.free_count);
+}
+
+// One sweep does a bounded amount of work and the next resumes where it stopped: an owner's
+// 16-byte pages, ahead of its 1 KiB pages in the sweep's order, keep a few live blocks each
+// while another thread frees the rest of them (their remote lists, thousands of blocks,
+// are counted at every look and never match), and frees all of its 1 KiB blocks. The 1 KiB
+// pages are given back all the same: a sweep that started over at the first size every time
+// would spend its whole budget on the 16-byte pages and never reach them.
+TEST_F(IdleOwner, PagesBehindOnesThatStayPartlyLiveAreReachedAcrossSweeps) {
+  constexpr size_t kSmall = 16;
+  constexpr size_t kLarge = 1024;
+  const size_t small_count = 8 * (64 * 1024 / kSmall);  // eight pages' worth
+  const size_t large_count = 12 * (64 * 1024 / kLarge);
+  std::vector<void*> small(small_count);
+  std::vector<void*> large(large_count);
+  std::atomic<int> phase{0};
+  hs_collect(1);
+  const hs_stats_t before = stats_now();
+  uint64_t owner_pages = 0;
+  size_t corrupted = 0;
+  std::thread owner([&] {
+    for (size_t i = 0; i < small_count; ++i) small[i] = block_new(kSmall, i);
+    for (size_t i = 0; i < large_count; ++i) large[i] = block_new(kLarge, i);
+    // The owner frees an eighth itself, so every page has room and sits in its queues (a
+    // page parked full would be left to takeover.cc).
+    for (size_t i = 7; i < small_count; i += 8) hs_free(std::exchange(small[i], nullptr));
+    for (size_t i = 7; i < large_count; i += 8) hs_free(std::exchange(large[i], nullptr));
+    owner_pages = stats_now().pages - before.pages;
+    phase.store(1, std::memory_order_release);
+    wait_for(phase, 2);  // out of the allocator meanwhile
+  });
+  wait_for(phase, 1);
+  uint64_t given_back = 0;
+  std::thread freer([&] {
+    std::this_thread::sleep_for(kLongerThanIdle);
+    // Every 16-byte block but one in 512 (several per page, so none of those pages empties).
+    for (size_t i = 0; i < small_count; ++i) {
+      if (i % 512 == 0 || small[i] == nullptr) continue;
+      if (!block_intact(small[i], kSmall, i)) ++corrupted;
+      hs_free(std::exchange(small[i], nullptr));
+    }
+    for (size_t i = 0; i < large_count; ++i) {
+      if (large[i] == nullptr) continue;
+      if (!block_intact(large[i], kLarge, i)) ++corrupted;
+      hs_free(large[i]);
+    }
+    // Looks again from this thread's slow paths, one sweep at most per look, until two thirds
+    // of the 1 KiB pages are back (all but the one allocation pops from, 10 of 12, when the
+    // sweep resumes; 0 when it starts over), or long after the budget would have allowed it.
+    const uint64_t large_pages = large_count / (64 * 1024 / kLarge);
+    for (int round = 0; round < 200; ++round) {
+      given_back = stats_now().pages_given_back - before.pages_given_back;
+      if (given_back * 3 >= large_pages * 2) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(12));
+      std::vector<void*> own(16 * 64);
+      for (void*& p : own) p = hs_malloc(1000);
+      for (void* p : own) hs_free(p);
+    }
+  });
+  freer.join();
+  std::printf("owner pages %llu, given back %llu (of 12 pages of 1 KiB blocks)\n",
+              static_cast<unsigned long long>(owner_pages),
+              static_cast<unsigned long long>(given_back));
+  EXPECT_GE(given_back * 3, uint64_t{12} * 2)
+      << "the 1 KiB pages behind the partly live 16-byte ones were not reached";
+  phase.store(2, std::memory_order_release);
+  owner.join();
+  EXPECT_EQ(corrupted, 0u);
+  for (size_t i = 0; i < small_count; i += 512) {
+    EXPECT_TRUE(block_intact(small[i], kSmall, i));
+    hs_free(small[i]);
+  }
   hs_collect(1);
   const hs_stats_t after = stats_now();
   EXPECT_EQ(after.allocated_bytes, before.allocated_bytes);

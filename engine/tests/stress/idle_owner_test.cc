@@ -128,15 +128,15 @@ TEST_F(IdleOwner, PagesEmptiedWhileTheirOwnerWaitsAreGivenBack) {
 }
 
 // One sweep does a bounded amount of work and the next resumes where it stopped: an owner's
-// 16-byte pages, ahead of its 1 KiB pages in the sweep's order, keep a few live blocks each
-// while another thread frees the rest of them (their remote lists, thousands of blocks,
-// are counted at every look and never match), and frees all of its 1 KiB blocks. The 1 KiB
+// sixteen 16-byte pages, ahead of its 1 KiB pages in the sweep's order, keep a few live
+// blocks each while another thread frees the rest of them (their remote lists, thousands of
+// blocks, are counted at every look and never match), and frees all of its 1 KiB blocks. The 1 KiB
 // pages are given back all the same: a sweep that started over at the first size every time
 // would spend its whole budget on the 16-byte pages and never reach them.
 TEST_F(IdleOwner, PagesBehindOnesThatStayPartlyLiveAreReachedAcrossSweeps) {
   constexpr size_t kSmall = 16;
   constexpr size_t kLarge = 1024;
-  const size_t small_count = 8 * (64 * 1024 / kSmall);  // eight pages' worth
+  const size_t small_count = 16 * (64 * 1024 / kSmall);  // sixteen pages' worth
   const size_t large_count = 12 * (64 * 1024 / kLarge);
   std::vector<void*> small(small_count);
   std::vector<void*> large(large_count);
@@ -172,8 +172,8 @@ TEST_F(IdleOwner, PagesBehindOnesThatStayPartlyLiveAreReachedAcrossSweeps) {
       hs_free(large[i]);
     }
     // Looks again from this thread's slow paths, one sweep at most per look, until two thirds
-    // of the 1 KiB pages are back (all but the one allocation pops from, 10 of 12, when the
-    // sweep resumes; 0 when it starts over), or long after the budget would have allowed it.
+    // of the 1 KiB pages are back (10-11 of 12 when the sweep resumes; 0 when it starts
+    // over), or long after the budget would have allowed it.
     const uint64_t large_pages = large_count / (64 * 1024 / kLarge);
     for (int round = 0; round < 200; ++round) {
       given_back = stats_now().pages_given_back - before.pages_given_back;

@@ -27,6 +27,12 @@
 //              [--processes N] [--json FILE] [--profile NAME] [--profile-accum NAME]
 //              NAME=LIB.so NAME=LIB.so [...]
 //
+// NAME=system is the allocator this process runs on (glibc's, unless LD_PRELOAD names another):
+// no copy, its malloc/free called through the same pointers as the libraries', so glibc can
+// be one of the allocators compared. A library with initial-exec TLS (jemalloc) loads only
+// with room left for it: GLIBC_TUNABLES=glibc.rtld.optional_static_tls=16384 (in_process.py
+// sets it).
+//
 // --processes: measuring processes (default 4 per library; rounded up to a multiple of the
 // number of libraries so that the load order is balanced).
 //
@@ -63,6 +69,7 @@ struct Library {
   std::string name;
   std::string path;
   std::string load_path;  // the measuring process's fresh copy of path
+  bool system = false;    // path "system": this process's own malloc/free, nothing loaded
   MallocFn malloc_fn = nullptr;
   FreeFn free_fn = nullptr;
   bool start_profiler = false;     // --profile NAME: hs_prof_start in this library
@@ -97,7 +104,7 @@ struct Options {
       stderr,
       "hs-ab-loop: %s\nusage: hs-ab-loop [--sizes 16,64,256,churn,mixed] [--blocks N] [--pairs N] "
       "[--seed N] [--processes N] [--json FILE] [--profile NAME] [--profile-accum NAME] "
-      "NAME=LIB.so NAME=LIB.so [...]\n",
+      "NAME=LIB.so|system NAME=LIB.so [...]\n",
       message.c_str());
   std::exit(2);
 }
@@ -158,6 +165,7 @@ Options parse_options(int argc, char** argv) {
       Library library;
       library.name = arg.substr(0, equals);
       library.path = arg.substr(equals + 1);
+      library.system = library.path == "system";
       options.libraries.push_back(std::move(library));
     }
   }
@@ -170,6 +178,7 @@ Options parse_options(int argc, char** argv) {
         usage_error(std::string(accum ? "--profile-accum" : "--profile") +
                     " names no library: " + name);
       }
+      if (it->system) usage_error("the system allocator has no profiler to start: " + name);
       it->start_profiler = true;
       it->profile_accum = it->profile_accum || accum;
     }
@@ -179,15 +188,26 @@ Options parse_options(int argc, char** argv) {
 
 // False (after a message) when the library cannot be used.
 bool load(Library& library) {
+  if (library.system) {
+    library.malloc_fn = &std::malloc;
+    library.free_fn = &std::free;
+    return true;
+  }
   // DEEPBIND: the library's own references to malloc/free bind inside it, not to the
   // program's allocator (glibc) that the global scope would give them.
   void* handle = dlopen(library.load_path.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND);
   if (handle == nullptr) {
     // The copy sits in $TMPDIR (else /tmp): a directory mounted noexec refuses to map it.
+    const char* error = dlerror();
     std::fprintf(stderr,
                  "hs-ab-loop: cannot load %s (copied to %s): %s\n"
                  "hs-ab-loop: if that directory is mounted noexec, set TMPDIR to one that is not\n",
-                 library.path.c_str(), library.load_path.c_str(), dlerror());
+                 library.path.c_str(), library.load_path.c_str(), error);
+    if (error != nullptr && std::strstr(error, "static TLS") != nullptr) {
+      std::fprintf(stderr,
+                   "hs-ab-loop: it uses initial-exec TLS: run with "
+                   "GLIBC_TUNABLES=glibc.rtld.optional_static_tls=16384\n");
+    }
     return false;
   }
   library.malloc_fn = reinterpret_cast<MallocFn>(dlsym(handle, "malloc"));
@@ -302,6 +322,7 @@ constexpr size_t kProcessesPerLibrary = 4;
   for (size_t i = 0; i < count && ready; ++i) {
     const size_t k = (process + i) % count;
     Library& library = options.libraries[k];
+    if (library.system) continue;
     library.load_path = dir + "/" + std::to_string(k) + ".so";
     std::ifstream in(library.path, std::ios::binary);
     std::ofstream out(library.load_path, std::ios::binary);

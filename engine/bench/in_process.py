@@ -16,7 +16,7 @@ rows stay with compare.py.
 For each row: the engine's median ns per op, each peer's paired ratio to the engine (median
 over measuring processes of the per-block ratios, 95% bootstrap interval; above 1 = the peer is
 slower), and the engine against the fastest allocator of the row (1.00 when it is the fastest;
-"tied" when the faster peer's interval reaches 1).
+"tied" when the interval of the peer nearest to it reaches 1).
 
 What one process cannot show: every allocator's live set shares the caches with the others'
 (the mixed row runs ~2x slower per op than alone), and a library built to replace malloc may
@@ -107,8 +107,14 @@ def summarize(report):
         for name, (ratio, _, _) in ratios.items():
             if ratio < best:
                 fastest, best = name, ratio
-        # A peer whose interval reaches 1 is not shown to be faster: a tie.
-        tied = fastest != "engine" and ratios[fastest][2] >= 1.0
+        # An interval reaching 1 shows neither side faster: a tie, whichever point is lower.
+        tied = False
+        if fastest != "engine":
+            tied = ratios[fastest][2] >= 1.0
+        else:
+            reaching = [(ratio, name) for name, (ratio, low, _) in ratios.items() if low <= 1.0]
+            if reaching:
+                fastest, tied = min(reaching)[1], True
         rows.append((row_name(workload), median, ratios, 1.0 / best, fastest, tied))
     return rows
 

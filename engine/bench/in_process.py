@@ -37,6 +37,7 @@ a dlopen'ed library gets only from the room glibc leaves for it: this script rai
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -97,8 +98,7 @@ def summarize(report):
     for workload in report["sizes"]:
         libraries = workload["libraries"]
         engine = libraries[0]
-        ns = sorted(engine["ns_per_pair"])
-        median = (ns[len(ns) // 2] + ns[(len(ns) - 1) // 2]) / 2
+        median = statistics.median(engine["ns_per_pair"])
         ratios = {}
         for peer in libraries[1:]:
             r = peer["ratio_to_first"]

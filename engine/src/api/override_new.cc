@@ -82,7 +82,9 @@ HS_ALWAYS_INLINE void* new_impl(size_t size) {
   return HS_LIKELY(p != nullptr) ? p : new_slow(size, kMinAlign, false);
 }
 
-HS_ALWAYS_INLINE void* new_aligned(size_t size, std::align_val_t alignment, bool nothrow) {
+// One copy for the four aligned forms: they are rare, and inlined into each they cost 4 KiB of
+// the code every program maps (core/common.h, HS_HOT_TEXT).
+HS_TEXT HS_NOINLINE void* new_aligned(size_t size, std::align_val_t alignment, bool nothrow) {
   size_t align = static_cast<size_t>(alignment);
   if (!is_valid_alignment(align)) {
     if (nothrow) return nullptr;

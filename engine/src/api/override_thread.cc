@@ -22,7 +22,7 @@ struct Trampoline {
   uint64_t ordinal;
 };
 
-void* start_with_ordinal(void* raw) {
+HS_HOT_TEXT void* start_with_ordinal(void* raw) {
   Trampoline trampoline = *static_cast<Trampoline*>(raw);
   // Before anything allocates or frees on this thread: its heap takes the ordinal at birth.
   set_thread_creation_ordinal(trampoline.ordinal);
@@ -30,7 +30,7 @@ void* start_with_ordinal(void* raw) {
   return trampoline.start(trampoline.arg);
 }
 
-CreateFn real_create() {
+HS_HOT_TEXT CreateFn real_create() {
   static std::atomic<CreateFn> real{nullptr};
   CreateFn fn = real.load(std::memory_order_acquire);
   if (fn == nullptr) {
@@ -48,10 +48,8 @@ CreateFn real_create() {
 // pull the wrapper out of the archive.
 extern "C" HS_INTERNAL const char heapscope_thread_wrapper_anchor = 0;
 
-extern "C" __attribute__((visibility("default"))) int pthread_create(pthread_t* thread,
-                                                                     const pthread_attr_t* attr,
-                                                                     void* (*start)(void*),
-                                                                     void* arg) {
+extern "C" __attribute__((visibility("default"))) HS_HOT_TEXT int pthread_create(
+    pthread_t* thread, const pthread_attr_t* attr, void* (*start)(void*), void* arg) {
   CreateFn create = real_create();
   if (create == nullptr) return EAGAIN;
   auto* trampoline = static_cast<Trampoline*>(malloc_impl(sizeof(Trampoline)));

@@ -40,7 +40,7 @@ static void count_free(Heap* block_heap, size_t block_size) {
   }
 }
 
-static void free_remote(Page* page, Block* block) {
+HS_HOT_TEXT static void free_remote(Page* page, Block* block) {
   Block* head = page->thread_free.load(std::memory_order_relaxed);
   do {
     block_set_next(block, head);
@@ -105,7 +105,7 @@ void free_own_checked(Page* page, void* p) {
   free_to_own_page(page, p);
 }
 
-void free_generic(Page* page, void* p) {
+HS_HOT_TEXT void free_generic(Page* page, void* p) {
   if (HS_UNLIKELY(page->block_size == 0)) {
     if (frees_checked()) fatal("heapscope: free of a pointer into unused memory", p);
     warning("heapscope: ignoring free of a pointer into unused memory", p);
@@ -170,7 +170,7 @@ void free_generic(Page* page, void* p) {
   if (--page->used == 0) page_retire(heap, page);  // counted as the fast path's (page_counts.h)
 }
 
-void free_unusual(void* p) {
+HS_HOT_TEXT void free_unusual(void* p) {
   // With memory events compiled in, every free comes here while tracking is on (free_impl).
   if (events_intercept()) return events_free(p);
 #if HS_MEMORY_EVENTS

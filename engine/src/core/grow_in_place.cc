@@ -15,7 +15,7 @@ namespace heapscope {
 // right after the span are free, the span takes them and the page moves to the bigger class,
 // so nothing is copied. Accounted as a moving realloc (a free and an allocation; the caller
 // charges the profiler). False, changing nothing, when the block cannot grow where it is.
-bool large_grow_in_place(Page* page, size_t new_size) {
+HS_HOT_TEXT bool large_grow_in_place(Page* page, size_t new_size) {
   if ((page_flags(page) & kPageLarge) == 0 || new_size > kHugeMin) return false;
   if (page_owner_tid(page) != os::thread_id()) return false;
   size_t bin = bin_of(new_size);
@@ -54,7 +54,7 @@ bool large_grow_in_place(Page* page, size_t new_size) {
 // block of a growing realloc (kGrowthSpanMin and up), so it can grow in place
 // (large_grow_in_place) through 64 KiB and beyond; and a sampled small block (malloc_sampled).
 // The profiler is charged by the caller. nullptr when no slice is to be had (use the classes).
-void* malloc_one_block_page(Heap* heap, size_t size) {
+HS_HOT_TEXT void* malloc_one_block_page(Heap* heap, size_t size) {
   size_t bin = bin_of(size);
   OwnerSlowPath slow_path(heap);
   Page* page = span_alloc(heap->td, 1, 0);

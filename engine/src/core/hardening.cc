@@ -25,7 +25,7 @@ HS_THREAD_LOCAL(uint64_t, t_carve_state, 0);
 void guard(uint8_t* page_start, bool on) { (void)os::protect(page_start, os::page_size(), !on); }
 }  // namespace
 
-void hardening_init() {
+HS_HOT_TEXT void hardening_init() {
   uint64_t secret = os::random_u64();
   // A secret with few set bits would leave links almost unencoded.
   while (__builtin_popcountll(secret) < 16) secret = base::splitmix64_mix(secret + base::kGolden);
@@ -40,7 +40,7 @@ bool frees_checked() { return true; }
 
 // The guards sit in the room the header does not use; with OS pages too big for that room
 // (64 KiB pages) there is no guard.
-void guard_segment_header(Segment* segment) {
+HS_HOT_TEXT void guard_segment_header(Segment* segment) {
   size_t header_end = kHeaderSlices * kSliceSize;
   if (sizeof(Segment) + os::page_size() > header_end) return;
   guard(reinterpret_cast<uint8_t*>(segment) + header_end - os::page_size(), true);
@@ -51,7 +51,7 @@ void guard_huge_block(Segment* segment, size_t block_offset, bool on) {
   guard(reinterpret_cast<uint8_t*>(segment) + block_offset - os::page_size(), on);
 }
 
-Block* link_carved_blocks(uint8_t* first, size_t count, size_t size, Block* tail) {
+HS_HOT_TEXT Block* link_carved_blocks(uint8_t* first, size_t count, size_t size, Block* tail) {
   // At most 4096 / kMinAlign blocks are carved at a time (page_extend); a Fisher-Yates shuffle
   // of their indices gives the order.
   constexpr size_t kMaxCarved = 4096 / kMinAlign;
@@ -76,12 +76,12 @@ Block* link_carved_blocks(uint8_t* first, size_t count, size_t size, Block* tail
 
 #else
 
-void hardening_init() {}
+HS_HOT_TEXT void hardening_init() {}
 bool frees_checked() { return option(hs_option_check_frees) != 0; }
-void guard_segment_header(Segment*) {}
+HS_HOT_TEXT void guard_segment_header(Segment*) {}
 void guard_huge_block(Segment*, size_t, bool) {}
 
-Block* link_carved_blocks(uint8_t* first, size_t count, size_t size, Block* tail) {
+HS_HOT_TEXT Block* link_carved_blocks(uint8_t* first, size_t count, size_t size, Block* tail) {
   Block* next = tail;
   for (size_t i = count; i-- > 0;) {
     Block* block = reinterpret_cast<Block*>(first + i * size);

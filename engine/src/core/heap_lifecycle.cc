@@ -13,7 +13,7 @@
 
 namespace heapscope {
 
-void heap_init(Heap* heap, ThreadData* td, bool is_default) {
+HS_HOT_TEXT void heap_init(Heap* heap, ThreadData* td, bool is_default) {
   heap->td = td;
   heap->is_default = is_default;
   heap->thread_id = os::thread_id();
@@ -27,7 +27,7 @@ void heap_init(Heap* heap, ThreadData* td, bool is_default) {
 #endif
 }
 
-void heap_adopt_page(Heap* heap, Page* page) {
+HS_HOT_TEXT void heap_adopt_page(Heap* heap, Page* page) {
   page_flags_clear(page, kPageInFull);
   page->remote_in_full.store(0, std::memory_order_relaxed);
   __atomic_store_n(&page->heap, heap, __ATOMIC_RELAXED);
@@ -37,7 +37,7 @@ void heap_adopt_page(Heap* heap, Page* page) {
 
 // The page page_retire kept for a class stays only while the class is in use: at a purge
 // round an empty one goes back to its segment (reused without faults until it is purged).
-bool heap_release_idle_pages(Heap* heap) {
+HS_HOT_TEXT bool heap_release_idle_pages(Heap* heap) {
   if (heap == heap->td->default_heap) heap_collect_foreign(heap);
   bool waiting = false;
   for (size_t bin = 1; bin < kBinCount; ++bin) {
@@ -62,7 +62,7 @@ bool heap_release_idle_pages(Heap* heap) {
   return waiting;
 }
 
-void heap_release_all(Heap* heap) {
+HS_HOT_TEXT void heap_release_all(Heap* heap) {
   heap_for_each_page(heap, [heap](Page* page) {
     page_collect(page);
     if (page_live(page) == 0) {
@@ -72,7 +72,7 @@ void heap_release_all(Heap* heap) {
   });
 }
 
-void heap_return_taken(Heap* heap) {
+HS_HOT_TEXT void heap_return_taken(Heap* heap) {
   heap_for_each_page(heap, [heap](Page* page) {
     if (segment_owner(segment_of_page(page)) == heap->td) return;
     queue_remove(heap, page);

@@ -387,7 +387,7 @@ void note_miss() {
 
 }  // namespace
 
-void huge_cache_trim(bool force) {
+HS_HOT_TEXT void huge_cache_trim(bool force) {
   int64_t at = g_cache_expire_at.load(std::memory_order_relaxed);
   if (!force && at == 0) return;
   int64_t now = os::now_ms();

@@ -122,7 +122,7 @@ enum class Idle {
   kSweptNow,     // idle: swept now, to the end of the pass
 };
 
-Idle sweep_owner(Heap* owner) {
+HS_HOT_TEXT Idle sweep_owner(Heap* owner) {
   HeapShared* shared = heap_shared(owner);
   // The owner is in a slow path (or another thread sweeps it): look again later.
   if (!spin_try_lock(shared->owner_lock)) return Idle::kSweptLately;
@@ -163,7 +163,7 @@ Idle sweep_owner(Heap* owner) {
 
 // Sweeps the owner if it has run no slow path for kOwnerIdleMs and nobody swept it in the
 // last kSweepEveryMs.
-Idle sweep_if_idle(Heap* owner) {
+HS_HOT_TEXT Idle sweep_if_idle(Heap* owner) {
   HeapShared* shared = heap_shared(owner);
   if (shared->takeover_tid.load(std::memory_order_relaxed) == 0) return Idle::kActive;
   const int64_t now = os::now_ms();
@@ -185,7 +185,7 @@ Idle sweep_if_idle(Heap* owner) {
 
 }  // namespace
 
-Heap* owner_slow_path_enter(Heap* heap) {
+HS_HOT_TEXT Heap* owner_slow_path_enter(Heap* heap) {
   Heap* locked = heap->td != nullptr ? heap->td->default_heap : nullptr;
   if (locked == nullptr || locked->owner_depth++ != 0) return locked;
   HeapShared* shared = heap_shared(locked);
@@ -195,7 +195,7 @@ Heap* owner_slow_path_enter(Heap* heap) {
   return locked;
 }
 
-void owner_slow_path_exit(Heap* locked) {
+HS_HOT_TEXT void owner_slow_path_exit(Heap* locked) {
   if (locked != nullptr && --locked->owner_depth == 0) {
     spin_unlock(heap_shared(locked)->owner_lock);
   }
@@ -205,7 +205,7 @@ bool owner_slow_path_held(const Heap* heap) {
   return heap->td == nullptr || heap->td->default_heap->owner_depth != 0;
 }
 
-void note_free_into_idle(Heap* owner) {
+HS_HOT_TEXT void note_free_into_idle(Heap* owner) {
   if (HS_HARDENED || ++t_frees_into_others % kFreesPerIdleLook != 0) return;
   // An owner that may be going idle is remembered, to be looked at from this thread's slow
   // paths after its last frees into it.
@@ -215,7 +215,7 @@ void note_free_into_idle(Heap* owner) {
   }
 }
 
-void sweep_idle_owner_due() {
+HS_HOT_TEXT void sweep_idle_owner_due() {
   Heap* owner = t_idle_owner;
   if (owner == nullptr || ++t_slow_paths_since_look % kSlowPathsPerIdleLook != 0) return;
   const Idle idle = sweep_if_idle(owner);
@@ -224,7 +224,7 @@ void sweep_idle_owner_due() {
   }
 }
 
-void divert_own_direct_tables() {
+HS_HOT_TEXT void divert_own_direct_tables() {
   Heap* heap = tls_heap;
   if (HS_HARDENED || heap == &g_empty_heap) return;
   OwnerSlowPath slow_path(heap);

@@ -16,7 +16,7 @@
 
 namespace heapscope {
 
-static Page* page_fresh(Heap* heap, size_t bin) {
+HS_HOT_TEXT static Page* page_fresh(Heap* heap, size_t bin) {
   // A large block of another size: the kept empty large page (page_retire) gives its
   // resident slices back first, so that a buffer of a new size reuses them instead of
   // faulting in fresh ones next to them.
@@ -35,7 +35,7 @@ static Page* page_fresh(Heap* heap, size_t bin) {
 // allocations come round to it again, and a page in the full list takes those frees off the
 // fast path (the full-list lock, the flag set and cleared) only to come back; pages that
 // really stay full still park there after one more look.
-static Page* queue_page_with_block(Heap* heap, size_t bin) {
+HS_HOT_TEXT static Page* queue_page_with_block(Heap* heap, size_t bin) {
   PageQueue* queue = &heap->queues[bin];
   Page* page = queue->first;
   while (page != nullptr) {
@@ -64,7 +64,7 @@ static Page* queue_page_with_block(Heap* heap, size_t bin) {
   return nullptr;
 }
 
-static Page* find_page(Heap* heap, size_t bin) {
+HS_HOT_TEXT static Page* find_page(Heap* heap, size_t bin) {
   // Sizes above the direct tables land here on every call: serve them straight from the
   // queue's first page when it has a block, before any housekeeping.
   Page* first = heap->queues[bin].first;

@@ -41,7 +41,7 @@ std::atomic<long> g_values[hs_option_count_] = {
 };
 
 // Parses a decimal integer with an optional sign, or yes/no words; false if malformed.
-bool parse_value(const char* text, long* out) {
+HS_HOT_TEXT bool parse_value(const char* text, long* out) {
   if (text[0] == 'y' || text[0] == 'Y' || text[0] == 't' || text[0] == 'T') {
     *out = 1;
     return true;
@@ -62,9 +62,11 @@ bool parse_value(const char* text, long* out) {
 
 }  // namespace
 
-long option(hs_option_t which) { return g_values[which].load(std::memory_order_relaxed); }
+HS_HOT_TEXT long option(hs_option_t which) {
+  return g_values[which].load(std::memory_order_relaxed);
+}
 
-void options_init() {
+HS_HOT_TEXT void options_init() {
   for (int i = 0; i < hs_option_count_; ++i) {
     char env_name[64] = "HEAPSCOPE_";
     size_t len = 10;

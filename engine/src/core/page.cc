@@ -32,7 +32,7 @@ static bool page_counts_agree(const Page* page) {
 }
 #endif
 
-void page_init(Page* page, Heap* heap, size_t bin, bool one_block) {
+HS_HOT_TEXT void page_init(Page* page, Heap* heap, size_t bin, bool one_block) {
   HS_ASSERT_INTERNAL(bin >= 1 && bin < kBinCount);
   size_t block_size = bin_block_size(bin);
   page->block_size = block_size;
@@ -58,7 +58,7 @@ void page_init(Page* page, Heap* heap, size_t bin, bool one_block) {
                      page->reserved * block_size <= page->slice_count * kSliceSize);
 }
 
-bool page_extend(Page* page) {
+HS_HOT_TEXT bool page_extend(Page* page) {
   if (page->capacity >= page->reserved) return false;
   // Carve about one OS page worth of blocks at a time: a fresh page does not become resident
   // all at once, and the list stays in address order (random in the hardened build).
@@ -75,7 +75,7 @@ bool page_extend(Page* page) {
   return true;
 }
 
-uint32_t page_collect(Page* page) {
+HS_HOT_TEXT uint32_t page_collect(Page* page) {
   uint32_t remote = 0;
   if (page->thread_free.load(std::memory_order_relaxed) != nullptr) {
     Block* list = page->thread_free.exchange(nullptr, std::memory_order_acquire);
@@ -107,7 +107,7 @@ uint32_t page_collect(Page* page) {
   return remote;
 }
 
-Block* block_start(const Page* page, const void* p) {
+HS_HOT_TEXT Block* block_start(const Page* page, const void* p) {
   size_t offset = static_cast<size_t>(static_cast<const uint8_t*>(p) - page->area);
   return reinterpret_cast<Block*>(page->area + offset / page->block_size * page->block_size);
 }

@@ -11,7 +11,7 @@ namespace heapscope {
 
 // The keep bias (Page::used): only multi-block pages take it; one-block pages (large blocks,
 // growth spans) reach page_retire through free's generic path, which keeps them itself.
-void page_set_keep_bias(Page* page, bool on) {
+HS_HOT_TEXT void page_set_keep_bias(Page* page, bool on) {
   if (page->keep_bias == (on ? 1 : 0)) return;
   // The bias is no block: used_base moves with it, so no free or allocation is derived.
   page->used = on ? page->used + 1 : page->used - 1;
@@ -19,7 +19,7 @@ void page_set_keep_bias(Page* page, bool on) {
   page->keep_bias = on ? 1 : 0;
 }
 
-void page_retire(Heap* heap, Page* page) {
+HS_HOT_TEXT void page_retire(Heap* heap, Page* page) {
   OwnerSlowPath slow_path(heap);
   PageQueue* queue = &heap->queues[page->bin];
   // Keep the last page of a class: a program freeing and reallocating one block must not

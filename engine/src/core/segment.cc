@@ -62,7 +62,7 @@ void segment_map_retag(bool tracked) {
 }
 #endif
 
-void segment_map_set(const Segment* segment, size_t mapped_size, bool present) {
+HS_HOT_TEXT void segment_map_set(const Segment* segment, size_t mapped_size, bool present) {
   uintptr_t index = reinterpret_cast<uintptr_t>(segment) >> kSegmentShift;
   size_t count = (mapped_size + kSegmentMask) >> kSegmentShift;
   if (!segment_map_covers(reinterpret_cast<uintptr_t>(segment), count << kSegmentShift)) {
@@ -139,7 +139,7 @@ static Segment* segment_new(ThreadData* td) {
   return segment;
 }
 
-static void segment_unmap(Segment* segment) {
+HS_HOT_TEXT static void segment_unmap(Segment* segment) {
   size_t resident = (~segment->free_slices | segment->dirty_slices).count();
   g_counters.committed_bytes.fetch_sub(resident * kSliceSize, std::memory_order_relaxed);
   g_counters.purged_bytes.fetch_add(resident * kSliceSize, std::memory_order_relaxed);
@@ -173,8 +173,8 @@ static void note_refault(ThreadData* td, const Segment* segment) {
 // the free, dirty, young and purged sets (what was not resident counts as committed again, a
 // purged slice taken back is a refault), their descriptors pointing back to the span's first.
 // Returns whether any of them was still resident.
-static bool take_slices(ThreadData* td, Segment* segment, size_t span_first, size_t first,
-                        size_t count) {
+HS_HOT_TEXT static bool take_slices(ThreadData* td, Segment* segment, size_t span_first,
+                                    size_t first, size_t count) {
   SliceMap bits = SliceMap::range(first, count);
   const bool resident = (bits & segment->dirty_slices).any();
   SliceMap fresh = bits & ~segment->dirty_slices;  // purged or never touched: counts anew
@@ -218,7 +218,8 @@ static void note_uncarved(ThreadData* td, Segment* segment, size_t first) {
   }
 }
 
-static Page* span_take(ThreadData* td, Segment* segment, size_t first, size_t count, size_t bin) {
+HS_HOT_TEXT static Page* span_take(ThreadData* td, Segment* segment, size_t first, size_t count,
+                                   size_t bin) {
   if (take_slices(td, segment, first, first, count) && bin != 0) {
     note_uncarved(td, segment, first);
   }
@@ -233,7 +234,7 @@ static Page* span_take(ThreadData* td, Segment* segment, size_t first, size_t co
 
 // Extends a span over the free slices right after it (a one-block page whose block grows in
 // place). False, changing nothing, unless all of them are free.
-bool span_grow(ThreadData* td, Page* page, size_t slices) {
+HS_HOT_TEXT bool span_grow(ThreadData* td, Page* page, size_t slices) {
   Segment* segment = reinterpret_cast<Segment*>(reinterpret_cast<uintptr_t>(page) & ~kSegmentMask);
   size_t first = static_cast<size_t>(page - segment->pages);
   size_t count = page->slice_count;
@@ -258,7 +259,7 @@ static long same_class_run(const Segment* segment, const SliceMap& dirty, size_t
   return found;
 }
 
-Page* span_alloc(ThreadData* td, size_t slices, size_t bin) {
+HS_HOT_TEXT Page* span_alloc(ThreadData* td, size_t slices, size_t bin) {
   // First still-resident (dirty) free slices: reusing them avoids page faults on memory that
   // was freed a moment ago; for a class of many blocks per page, those the class left first
   // (their resident part is where its next page carves). Then any free run. A one-block page
@@ -313,7 +314,7 @@ static void purge_over_dirty_max(ThreadData* td) {
 
 // Gives a page's slices back to its segment's free set (their descriptors cleared); returns
 // the slices.
-static SliceMap span_clear(Segment* segment, Page* page) {
+HS_HOT_TEXT static SliceMap span_clear(Segment* segment, Page* page) {
   size_t first = static_cast<size_t>(page - segment->pages);
   size_t count = page->slice_count;
   HS_ASSERT_INTERNAL(count >= 1 && first >= kHeaderSlices && first + count <= kSlicesPerSegment);
@@ -361,7 +362,7 @@ static SliceMap span_clear(Segment* segment, Page* page) {
   return bits;
 }
 
-void span_free(ThreadData* td, Page* page, bool allow_release) {
+HS_HOT_TEXT void span_free(ThreadData* td, Page* page, bool allow_release) {
   Segment* segment = segment_of_page(page);
   if (HS_UNLIKELY(segment_owner(segment) != td)) {  // a page this thread took over
     return_taken_page(page);
@@ -400,7 +401,7 @@ void span_free_abandoned(Page* page) {
   segment->dirty_slices |= span_clear(segment, page);
 }
 
-void segment_release(ThreadData* td, Segment* segment) {
+HS_HOT_TEXT void segment_release(ThreadData* td, Segment* segment) {
   // Keep a few empty segments mapped (their pages are purged after the delay): churn of
   // large buffers then reuses address space instead of mapping and unmapping each time.
   uint32_t spares = 0;
@@ -415,7 +416,8 @@ void segment_release(ThreadData* td, Segment* segment) {
 // Returns the given dirty slices of a segment to the OS. Only purges made on the delay are
 // remembered for refault detection: a forced one (hs_collect, thread exit) says nothing
 // about whether the delay was too short.
-static void purge_slices(Segment* segment, const SliceMap& slices, int64_t now, bool on_delay) {
+HS_HOT_TEXT static void purge_slices(Segment* segment, const SliceMap& slices, int64_t now,
+                                     bool on_delay) {
   g_counters.committed_bytes.fetch_sub(slices.count() * kSliceSize, std::memory_order_relaxed);
   g_counters.purged_bytes.fetch_add(slices.count() * kSliceSize, std::memory_order_relaxed);
   segment->dirty_slices &= ~slices;
@@ -433,7 +435,7 @@ static void purge_slices(Segment* segment, const SliceMap& slices, int64_t now, 
 // Gives back each of a page's slices past what the page carved there (keep_carved), or
 // whole: what its descriptor says may be resident, and the carved part, which a page in use
 // has not added to that yet. Returns the bytes purged.
-static size_t purge_page_slices(Segment* segment, Page* page, bool keep_carved) {
+HS_HOT_TEXT static size_t purge_page_slices(Segment* segment, Page* page, bool keep_carved) {
   const size_t first = static_cast<size_t>(page - segment->pages);
   const size_t carved = size_t{page->capacity} * page->block_size;
   size_t purged = 0;
@@ -469,7 +471,7 @@ static size_t purge_uncarved(Segment* segment, size_t first) {
   return purge_page_slices(segment, page, true);
 }
 
-static void purge_uncarved_spans(Segment* segment, const SliceMap& starts) {
+HS_HOT_TEXT static void purge_uncarved_spans(Segment* segment, const SliceMap& starts) {
   size_t purged = 0;
   for (size_t j = starts.next_set(0); j < kSlicesPerSegment; j = starts.next_set(j + 1)) {
     purged += purge_uncarved(segment, j);
@@ -486,7 +488,7 @@ static bool has_uncarved(const Segment* segment) {
   return segment->uncarved_spans.any() || segment->young_uncarved_spans.any();
 }
 
-static void segment_purge(Segment* segment) {
+HS_HOT_TEXT static void segment_purge(Segment* segment) {
   if (segment->dirty_slices.any()) {
     SliceMap dirty = segment->dirty_slices;
     purge_slices(segment, dirty, 0, false);
@@ -498,13 +500,13 @@ static void segment_purge(Segment* segment) {
   segment->purge_deadline = 0;
 }
 
-void purge_schedule(ThreadData* td) {
+HS_HOT_TEXT void purge_schedule(ThreadData* td) {
   if (td->purge_deadline != 0) return;
   int64_t delay = purge_delay_of(td);
   if (delay >= 0) td->purge_deadline = os::now_ms() + delay;
 }
 
-void purge_due(ThreadData* td, bool force) {
+HS_HOT_TEXT void purge_due(ThreadData* td, bool force) {
   if (HS_UNLIKELY(g_abandoned_purge_at.load(std::memory_order_relaxed) != 0)) {
     abandoned_purge_due(os::now_ms());
   }
@@ -587,7 +589,7 @@ void segment_attach(ThreadData* td, Segment* segment) {
 void segment_purge_now(Segment* segment) {
   if (segment->dirty_slices.any()) segment_purge(segment);
 }
-size_t segment_trim_dirty(Segment* segment, size_t keep_resident_bytes) {
+HS_HOT_TEXT size_t segment_trim_dirty(Segment* segment, size_t keep_resident_bytes) {
   // The owner's slices first, then the others, each lowest first. Threads doing the same
   // work round after round put their pages on slightly different slices, each resident as far
   // as any page ever carved it, so what the slices hold creeps up past what one round needs;

@@ -22,7 +22,7 @@ namespace heapscope {
 
 GlobalCounters g_counters;
 
-void heap_fold_counts(Heap* heap) {
+HS_HOT_TEXT void heap_fold_counts(Heap* heap) {
   OwnerSlowPath slow_path(heap);
   heap_for_each_page(heap, [](Page* page) { page_fold_counts(page); });
 }
@@ -43,7 +43,7 @@ void heap_fold_counts_collected(Heap* heap) {
 }  // namespace
 
 // Reads the owner's plain fields the way OwnerCounter::get does (a relaxed load, uninstrumented).
-__attribute__((no_sanitize("thread"))) uint64_t heap_requested_bytes(const Heap* heap) {
+HS_HOT_TEXT __attribute__((no_sanitize("thread"))) uint64_t heap_requested_bytes(const Heap* heap) {
   uint64_t requested = heap->counters.requested_bytes.get();
 #if HS_PROFILER
   requested += countdown_requested_bytes(heap);
@@ -59,7 +59,7 @@ struct Totals {
 
 // Reads a heap's owner-written counters, possibly another thread's (see OwnerCounter); the
 // per-class counts become totals and bytes here.
-__attribute__((no_sanitize("thread"))) void add_heap(const Heap* heap, void* arg) {
+HS_HOT_TEXT __attribute__((no_sanitize("thread"))) void add_heap(const Heap* heap, void* arg) {
   Totals* t = static_cast<Totals*>(arg);
   const HeapCounters& c = heap->counters;
   for (size_t bin = 1; bin < kBinCount; ++bin) {
@@ -79,7 +79,7 @@ __attribute__((no_sanitize("thread"))) void add_heap(const Heap* heap, void* arg
 
 }  // namespace
 
-void counters_merge_dead(const Heap* heap) {
+HS_HOT_TEXT void counters_merge_dead(const Heap* heap) {
   Totals t{};
   add_heap(heap, &t);
   g_counters.dead_alloc_count.fetch_add(t.alloc_count, std::memory_order_relaxed);
@@ -89,7 +89,7 @@ void counters_merge_dead(const Heap* heap) {
   g_counters.dead_freed.fetch_add(t.freed, std::memory_order_relaxed);
 }
 
-void note_committed(uint64_t added) {
+HS_HOT_TEXT void note_committed(uint64_t added) {
   uint64_t now = g_counters.committed_bytes.fetch_add(added, std::memory_order_relaxed) + added;
   uint64_t peak = g_counters.committed_peak.load(std::memory_order_relaxed);
   while (now > peak &&
@@ -238,12 +238,12 @@ void hs_stats_print(int fd) {
 static int g_stats_fd = -1;
 
 // Runs when the library unloads or the process exits normally.
-__attribute__((destructor)) static void heapscope_at_exit() {
+HS_HOT_TEXT __attribute__((destructor)) static void heapscope_at_exit() {
   if (option(hs_option_show_stats) != 0) hs_stats_print(g_stats_fd >= 0 ? g_stats_fd : 2);
 }
 
 // Reads the options early, before main, even if nothing allocated yet.
-__attribute__((constructor)) static void heapscope_at_load() {
+HS_HOT_TEXT __attribute__((constructor)) static void heapscope_at_load() {
   process_init();
   if (option(hs_option_show_stats) != 0) g_stats_fd = os::duplicate_fd(2);
 }

@@ -76,7 +76,7 @@ void note_foreign_page(ThreadData* td) {
   purge_schedule(td);
 }
 
-void heap_collect_foreign(Heap* heap) {
+HS_HOT_TEXT void heap_collect_foreign(Heap* heap) {
   ThreadData* td = heap->td;
   if (td->foreign_pages == 0) return;
   uint32_t held = 0;
@@ -133,7 +133,7 @@ void note_free_into_full(Heap* owner, Page* page) {
   take_full_page(owner, page);
 }
 
-bool unmark_full_if_owner(Heap* heap, Page* page) {
+HS_HOT_TEXT bool unmark_full_if_owner(Heap* heap, Page* page) {
   full_list_lock(heap);
   const bool mine = page_owner_tid(page, std::memory_order_acquire) == heap->thread_id;
   if (mine) unmark_full(heap, page);

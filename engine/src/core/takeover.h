@@ -14,8 +14,11 @@ inline void full_list_unlock(const Heap* heap) { spin_unlock(heap_shared(heap)->
 
 // Calls fn(page) for every page of the heap, the full list under its lock (another thread may
 // take a page out of it); fn may move or free the page it is given.
+// Inlined: its copies for lambdas have no section of their own that the shared libraries'
+// link could place with the code every program runs (hot_text.ld), and two of them run at
+// every thread's exit.
 template <typename Fn>
-void heap_for_each_page(Heap* heap, Fn&& fn) {
+HS_ALWAYS_INLINE void heap_for_each_page(Heap* heap, Fn&& fn) {
   for (size_t bin = 0; bin <= kBinCount; ++bin) {
     const bool full = bin == kBinCount;
     PageQueue* queue = full ? &heap->full : &heap->queues[bin];

@@ -28,9 +28,9 @@ constinit Heap g_empty_heap;
 HS_THREAD_LOCAL(Heap*, tls_heap, &g_empty_heap);
 static HS_THREAD_LOCAL(uint64_t, t_creation_ordinal, 0);
 
-void set_thread_creation_ordinal(uint64_t ordinal) { t_creation_ordinal = ordinal; }
+HS_HOT_TEXT void set_thread_creation_ordinal(uint64_t ordinal) { t_creation_ordinal = ordinal; }
 
-void spin_lock(std::atomic<uint32_t>& word) {
+HS_HOT_TEXT void spin_lock(std::atomic<uint32_t>& word) {
   for (;;) {
     if (word.exchange(1, std::memory_order_acquire) == 0) return;
     while (word.load(std::memory_order_relaxed) != 0) os::yield();
@@ -142,7 +142,7 @@ void thread_done(void* value);
 
 }  // namespace
 
-void process_init() {
+HS_HOT_TEXT void process_init() {
   int expected = 0;
   if (!g_init_state.compare_exchange_strong(expected, 1, std::memory_order_acq_rel)) {
     // Another thread is initializing: wait for it. The initializing thread itself never
@@ -166,7 +166,7 @@ void process_init() {
   events_process_init();
 }
 
-Heap* heap_struct_alloc() {
+HS_HOT_TEXT Heap* heap_struct_alloc() {
   spin_lock(g_pool_lock);
   Heap* slot = g_pool_free;
   bool fresh = slot == nullptr;
@@ -198,7 +198,7 @@ Heap* heap_struct_alloc() {
   return &thread_slot->heap;
 }
 
-HeapShared* heap_shared(const Heap* heap) {
+HS_HOT_TEXT HeapShared* heap_shared(const Heap* heap) {
   return &reinterpret_cast<ThreadSlot*>(const_cast<Heap*>(heap))->shared;
 }
 
@@ -219,7 +219,7 @@ void registry_add(Heap* heap) {
   spin_unlock(g_registry_lock);
 }
 
-void registry_remove(Heap* heap) {
+HS_HOT_TEXT void registry_remove(Heap* heap) {
   spin_lock(g_registry_lock);
   if (heap->registry_prev != nullptr)
     heap->registry_prev->registry_next = heap->registry_next;
@@ -251,7 +251,7 @@ void heaps_divert_direct_tables() {
   spin_unlock(g_registry_lock);
 }
 
-Heap* thread_heap_init() {
+HS_HOT_TEXT Heap* thread_heap_init() {
   if (tls_heap != &g_empty_heap) return tls_heap;
   process_init();
   Heap* heap = heap_struct_alloc();
@@ -290,7 +290,7 @@ static void abandoned_push(Segment* segment) {
   __atomic_store_n(&segment->abandoned, true, __ATOMIC_RELAXED);  // also read without the lock
   __atomic_store_n(&g_abandoned, segment, __ATOMIC_RELAXED);
 }
-static void abandoned_unlink(Segment* segment) {
+HS_HOT_TEXT static void abandoned_unlink(Segment* segment) {
   if (segment_is_empty(segment)) --g_abandoned_empty;
   g_abandoned_empty_resident -= segment->kept_resident;
   segment->kept_resident = 0;
@@ -316,7 +316,7 @@ std::atomic<int64_t> g_abandoned_purge_at{0};
 
 // Caller holds g_abandoned_lock. Free slices of an exited thread's segment stay resident for
 // purge_delay_max (or are purged at once, or never, as purge_delay says).
-static void abandoned_schedule_purge(Segment* segment, bool restart) {
+HS_HOT_TEXT static void abandoned_schedule_purge(Segment* segment, bool restart) {
   if (segment->dirty_slices.none()) return;
   int64_t delay = option(hs_option_purge_delay);
   if (delay == 0) segment_purge_now(segment);
@@ -330,7 +330,7 @@ static void abandoned_schedule_purge(Segment* segment, bool restart) {
   }
 }
 
-void abandoned_purge_due(int64_t now) {
+HS_HOT_TEXT void abandoned_purge_due(int64_t now) {
   int64_t at = g_abandoned_purge_at.load(std::memory_order_relaxed);
   if (at == 0 || now < at) return;
   spin_lock(g_abandoned_lock);
@@ -358,7 +358,7 @@ void abandoned_purge_due(int64_t now) {
 
 // Leaves a page without owner (caller holds g_abandoned_lock); true if a remote free was
 // pushed meanwhile, which the handshake in free_remote may have left for a sweep.
-static bool page_give_up(Page* page) {
+HS_HOT_TEXT static bool page_give_up(Page* page) {
   page->next = page->prev = nullptr;
   page_set_keep_bias(page, false);
   __atomic_store_n(&page->heap, nullptr, __ATOMIC_RELAXED);
@@ -440,7 +440,7 @@ static void adopt_returned_pages(ThreadData* td, Segment* segment) {
   });
 }
 
-static Segment* pop_abandoned() {
+HS_HOT_TEXT static Segment* pop_abandoned() {
   if (__atomic_load_n(&g_abandoned, __ATOMIC_RELAXED) == nullptr) return nullptr;
   spin_lock(g_abandoned_lock);
   Segment* segment = g_abandoned;
@@ -451,7 +451,7 @@ static Segment* pop_abandoned() {
 }
 
 // Takes over an abandoned segment: empty pages are freed, the rest join the default heap.
-static void adopt_segment(ThreadData* td, Segment* segment) {
+HS_HOT_TEXT static void adopt_segment(ThreadData* td, Segment* segment) {
   segment_attach(td, segment);
   // Its resident free slices now wait for this thread's purge rounds.
   if (segment->purge_deadline != 0 &&
@@ -467,7 +467,7 @@ static void adopt_segment(ThreadData* td, Segment* segment) {
   adopt_returned_pages(td, segment);
 }
 
-Segment* reclaim_abandoned(ThreadData* td, size_t slices_wanted) {
+HS_HOT_TEXT Segment* reclaim_abandoned(ThreadData* td, size_t slices_wanted) {
   // Bounded work per call; every adopted segment also returns its empty pages.
   for (int tries = 0; tries < 16; ++tries) {
     Segment* segment = pop_abandoned();
@@ -486,7 +486,7 @@ std::atomic<bool> g_abandoned_freed_into{false};
 // purged on the list's deadline; a segment left without pages stays for the next thread
 // that needs one while fewer than kMaxEmptyAbandoned are, else it is unlinked and unmapped.
 // Returns true if it was unmapped.
-static bool abandoned_tidy(Segment* segment, Page* only) {
+HS_HOT_TEXT static bool abandoned_tidy(Segment* segment, Page* only) {
   bool was_empty = segment_is_empty(segment);
   auto tidy_page = [](Page* page) {
     if (page_owner_tid(page) != 0) return;  // taken over by a live thread: its to collect
@@ -524,7 +524,7 @@ static bool abandoned_tidy(Segment* segment, Page* only) {
 // a segment. The block is live until then, so no one can unmap the segment under this call.
 // Returns false when the segment is no longer abandoned (a thread adopted it): the caller
 // frees to its new owner instead.
-bool free_into_abandoned(Segment* segment, Page* page, void* p) {
+HS_HOT_TEXT bool free_into_abandoned(Segment* segment, Page* page, void* p) {
   if (!__atomic_load_n(&segment->abandoned, __ATOMIC_RELAXED)) return false;
   spin_lock(g_abandoned_lock);
   // A page a live thread took over after the caller read its owner takes a remote free.
@@ -607,7 +607,7 @@ bool claim_returned_page(Segment* segment, Page* page) {
   return true;
 }
 
-void reclaim_returned_pages(ThreadData* td) {
+HS_HOT_TEXT void reclaim_returned_pages(ThreadData* td) {
   if (!td->pages_returned.load(std::memory_order_relaxed) ||
       !td->pages_returned.exchange(false, std::memory_order_acquire)) {
     return;
@@ -626,7 +626,7 @@ void reclaim_all_abandoned(ThreadData* td) {
 
 namespace {
 
-void thread_done(void* value) {
+HS_HOT_TEXT void thread_done(void* value) {
   Heap* heap = static_cast<Heap*>(value);
   if (heap == nullptr || heap == &g_empty_heap) return;
   ThreadData* td = heap->td;

@@ -8,6 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "platform/code_placement.h"
+
 namespace heapscope::os {
 
 // Maps `size` bytes of read/write memory aligned to `alignment` (a power of two, at least the

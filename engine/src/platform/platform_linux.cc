@@ -19,7 +19,7 @@ extern char** environ;
 
 namespace heapscope::os {
 
-void* map_aligned(size_t size, size_t alignment) {
+HS_HOT_TEXT void* map_aligned(size_t size, size_t alignment) {
   if (map_fault_due()) return nullptr;
   // Over-reserve by the alignment and trim both ends, so the result is aligned without hints.
   // No MAP_NORESERVE: the kernel's overcommit heuristic then refuses absurd sizes (a 100 GiB
@@ -39,7 +39,7 @@ void* map_aligned(size_t size, size_t alignment) {
   return reinterpret_cast<void*>(aligned);
 }
 
-void unmap(void* addr, size_t size) { munmap(addr, size); }
+HS_HOT_TEXT void unmap(void* addr, size_t size) { munmap(addr, size); }
 
 // ThreadSanitizer does not intercept mremap: the range a mapping leaves keeps the shadow of
 // its last accesses, and whatever is mapped there next "races" with them. Under TSan the
@@ -90,7 +90,7 @@ void* remap(void* addr, size_t old_size, size_t new_size, void* target) {
   return moved == MAP_FAILED ? nullptr : moved;
 }
 
-void purge(void* addr, size_t size) { madvise(addr, size, MADV_DONTNEED); }
+HS_HOT_TEXT void purge(void* addr, size_t size) { madvise(addr, size, MADV_DONTNEED); }
 
 bool protect(void* addr, size_t size, bool accessible) {
   return mprotect(addr, size, accessible ? PROT_READ | PROT_WRITE : PROT_NONE) == 0;
@@ -128,13 +128,13 @@ const void* map_file(const char* path, size_t min_size, size_t* size) {
   return file;
 }
 
-size_t page_size() {
+HS_HOT_TEXT size_t page_size() {
   static size_t cached = 0;
   if (cached == 0) cached = static_cast<size_t>(sysconf(_SC_PAGESIZE));
   return cached;
 }
 
-int64_t now_ms() {
+HS_HOT_TEXT int64_t now_ms() {
   timespec ts;
   clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
   return static_cast<int64_t>(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
@@ -206,7 +206,7 @@ bool close_fd(int fd) { return close(fd) == 0; }
 
 int duplicate_fd(int fd) { return fcntl(fd, F_DUPFD_CLOEXEC, 200); }
 
-const char* get_env(const char* name) {
+HS_HOT_TEXT const char* get_env(const char* name) {
   if (environ == nullptr) return nullptr;
   size_t len = strlen(name);
   for (char** env = environ; *env != nullptr; ++env) {
@@ -295,20 +295,20 @@ uint32_t unwind_stack(uintptr_t*, uint32_t) { return 0; }
 static pthread_key_t g_exit_key;
 static bool g_exit_key_created = false;  // without it, key 0 may be another library's key
 
-bool thread_exit_key_create(void (*on_thread_exit)(void*)) {
+HS_HOT_TEXT bool thread_exit_key_create(void (*on_thread_exit)(void*)) {
   g_exit_key_created = pthread_key_create(&g_exit_key, on_thread_exit) == 0;
   return g_exit_key_created;
 }
 
-void set_thread_value(void* value) {
+HS_HOT_TEXT void set_thread_value(void* value) {
   if (g_exit_key_created) pthread_setspecific(g_exit_key, value);
 }
 
-void at_fork(void (*prepare)(), void (*parent)(), void (*child)()) {
+HS_HOT_TEXT void at_fork(void (*prepare)(), void (*parent)(), void (*child)()) {
   pthread_atfork(prepare, parent, child);
 }
 
-void yield() { sched_yield(); }
+HS_HOT_TEXT void yield() { sched_yield(); }
 
 // RTLD_NEXT searches after the object that holds this code, which is the engine's library (or
 // the program the static library is linked into), as for the interposed functions.

@@ -27,7 +27,7 @@ bool first_complaint(const char* variable) {
 }
 
 // Decimal digits only (bytes, no suffixes); false if absent or malformed (said once on stderr).
-bool env_u64(const char* name, uint64_t* out) {
+HS_HOT_TEXT bool env_u64(const char* name, uint64_t* out) {
   const char* text = os::get_env(name);
   if (text == nullptr || *text == '\0') return false;
   uint64_t value = 0;
@@ -43,7 +43,7 @@ bool env_u64(const char* name, uint64_t* out) {
 }
 
 // Set and empty, or starting with 1/y/t/on (any case), is true; anything else set is false.
-bool env_bool(const char* name, bool* out) {
+HS_HOT_TEXT bool env_bool(const char* name, bool* out) {
   const char* text = os::get_env(name);
   if (text == nullptr) return false;
   char c = text[0];
@@ -182,7 +182,7 @@ constexpr Option kOptions[] = {
 };
 constexpr size_t kOptionCount = sizeof kOptions / sizeof kOptions[0];
 
-EnvValue read_option(const Option& option) {
+HS_HOT_TEXT EnvValue read_option(const Option& option) {
   EnvValue v{};
   switch (option.parse) {
     case Parse::kPositive:
@@ -206,7 +206,7 @@ EnvValue read_option(const Option& option) {
 }
 
 // Every variable is read (and warned about) before any field is resolved.
-void read_environment(EnvValue (&values)[kOptionCount]) {
+HS_HOT_TEXT void read_environment(EnvValue (&values)[kOptionCount]) {
   for (size_t i = 0; i < kOptionCount; ++i) values[i] = read_option(kOptions[i]);
 }
 
@@ -217,7 +217,7 @@ uint32_t clamp_depth(uint64_t depth) {
   return depth > HS_PROF_MAX_STACK_DEPTH ? HS_PROF_MAX_STACK_DEPTH : static_cast<uint32_t>(depth);
 }
 
-Settings settings_from_environment() {
+HS_HOT_TEXT Settings settings_from_environment() {
   EnvValue env[kOptionCount];
   read_environment(env);
   Settings s;
@@ -254,7 +254,7 @@ bool settings_from_config(const hs_prof_config_t& config, Settings* out) {
   return true;
 }
 
-bool environment_requests_profiling() {
+HS_HOT_TEXT bool environment_requests_profiling() {
   bool on = false;
   return env_bool("HEAPSCOPE_PROF", &on) && on;
 }

@@ -120,7 +120,7 @@ bool exit_dump_path_fits(const char* path) {
   return path == nullptr || strlen(path) < sizeof g_exit_path;
 }
 
-void set_exit_dump(const Settings& s) {
+HS_HOT_TEXT void set_exit_dump(const Settings& s) {
   if (s.exit_path_given) {
     if (s.exit_path == nullptr) {
       g_exit_path[0] = '\0';

@@ -61,7 +61,7 @@ bool write_next() {
 
 // Whether any interval variable is set: a malformed one has had its line from config.cc, and
 // one set to 0 asked for no profiles.
-bool interval_variable_set() {
+HS_HOT_TEXT bool interval_variable_set() {
   return os::get_env("HEAPSCOPE_PROF_DUMP_ALLOC_INTERVAL") != nullptr ||
          os::get_env("HEAPSCOPE_PROF_DUMP_INUSE_INTERVAL") != nullptr ||
          os::get_env("HEAPSCOPE_PROF_DUMP_TIME_INTERVAL") != nullptr;
@@ -69,7 +69,7 @@ bool interval_variable_set() {
 
 }  // namespace
 
-void interval_dumps_configure(const Settings& s) {
+HS_HOT_TEXT void interval_dumps_configure(const Settings& s) {
   if (s.prefix == nullptr || s.prefix[0] == '\0') return;
   if (!normalize_output_pattern(s.prefix, g_dumps.prefix)) return;  // said why
   g_dumps.alloc_interval = s.dump_alloc_interval;

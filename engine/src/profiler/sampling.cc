@@ -57,7 +57,7 @@ double sample_weight(uint64_t size, uint64_t interval) {
   return probability > 0 ? 1.0 / probability : 1.0;
 }
 
-uint64_t heap_interval(Heap* heap, hs_profiler_t** owner) {
+HS_HOT_TEXT uint64_t heap_interval(Heap* heap, hs_profiler_t** owner) {
   *owner = nullptr;
   if (heap->profile_disabled) return 0;
   hs_profiler_t* user = heap->attached_profiler != nullptr
@@ -115,7 +115,7 @@ HS_TEXT bool sample_countdown_expired(Heap* heap, size_t size) {
 }
 
 // A fresh heap looks at the session on its first allocation.
-void prof_heap_init(Heap* heap) {
+HS_HOT_TEXT void prof_heap_init(Heap* heap) {
   heap->prof_generation = 0;  // never current
   heap->sample_countdown = heap->countdown_armed = 0;
   heap->requested_folded = 0;

@@ -69,7 +69,7 @@ namespace heapscope {
 
 using namespace prof;
 
-void prof_process_init() {
+HS_HOT_TEXT void prof_process_init() {
   Settings environment = settings_from_environment();
   set_exit_dump(environment);
   interval_dumps_configure(environment);

@@ -11,11 +11,7 @@ HS_TEXT void* hs_malloc(size_t size) { return malloc_impl(size); }
 
 HS_TEXT void* hs_zalloc(size_t size) { return heap_zalloc_aligned(tls_heap, size, kMinAlign); }
 
-HS_TEXT void* hs_calloc(size_t count, size_t size) {
-  size_t total;
-  if (mul_overflows(count, size, &total)) return nullptr;
-  return heap_zalloc_aligned(tls_heap, total, kMinAlign);
-}
+HS_TEXT void* hs_calloc(size_t count, size_t size) { return calloc_impl(count, size); }
 
 HS_TEXT void* hs_realloc(void* p, size_t new_size) {
   return realloc_impl(p, new_size, kMinAlign, false);

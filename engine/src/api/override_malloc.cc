@@ -15,7 +15,8 @@ __attribute__((used)) static const char* const g_keep_thread_wrapper =
 
 HS_EXPORT void* malloc(size_t size) { return malloc_impl(size); }
 HS_EXPORT void free(void* p) { free_impl(p); }
-HS_EXPORT void* calloc(size_t count, size_t size) { return hs_calloc(count, size); }
+// Not through hs_calloc: the hs_* API lies past the code every program maps (hot_text.ld).
+HS_EXPORT void* calloc(size_t count, size_t size) { return calloc_impl(count, size); }
 HS_EXPORT void* realloc(void* p, size_t size) { return realloc_impl(p, size, kMinAlign, false); }
 HS_EXPORT void* reallocarray(void* p, size_t count, size_t size) {
   return hs_reallocarray(p, count, size);

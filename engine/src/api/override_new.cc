@@ -126,15 +126,20 @@ HS_EXPORT void operator delete(void* p) noexcept { free_impl(p); }
 HS_EXPORT void operator delete[](void* p) noexcept { free_impl(p); }
 HS_EXPORT void operator delete(void* p, size_t) noexcept { free_impl(p); }
 HS_EXPORT void operator delete[](void* p, size_t) noexcept { free_impl(p); }
-HS_EXPORT void operator delete(void* p, const std::nothrow_t&) noexcept { free_impl(p); }
-HS_EXPORT void operator delete[](void* p, const std::nothrow_t&) noexcept { free_impl(p); }
-HS_EXPORT void operator delete(void* p, std::align_val_t) noexcept { free_impl(p); }
-HS_EXPORT void operator delete[](void* p, std::align_val_t) noexcept { free_impl(p); }
-HS_EXPORT void operator delete(void* p, size_t, std::align_val_t) noexcept { free_impl(p); }
-HS_EXPORT void operator delete[](void* p, size_t, std::align_val_t) noexcept { free_impl(p); }
+// The rarer forms share one body: inlined into each, the free path would cost 1 KiB more of the
+// code every program maps (core/common.h, HS_HOT_TEXT).
+namespace {
+HS_TEXT HS_NOINLINE void delete_rare(void* p) noexcept { free_impl(p); }
+}  // namespace
+HS_EXPORT void operator delete(void* p, const std::nothrow_t&) noexcept { delete_rare(p); }
+HS_EXPORT void operator delete[](void* p, const std::nothrow_t&) noexcept { delete_rare(p); }
+HS_EXPORT void operator delete(void* p, std::align_val_t) noexcept { delete_rare(p); }
+HS_EXPORT void operator delete[](void* p, std::align_val_t) noexcept { delete_rare(p); }
+HS_EXPORT void operator delete(void* p, size_t, std::align_val_t) noexcept { delete_rare(p); }
+HS_EXPORT void operator delete[](void* p, size_t, std::align_val_t) noexcept { delete_rare(p); }
 HS_EXPORT void operator delete(void* p, std::align_val_t, const std::nothrow_t&) noexcept {
-  free_impl(p);
+  delete_rare(p);
 }
 HS_EXPORT void operator delete[](void* p, std::align_val_t, const std::nothrow_t&) noexcept {
-  free_impl(p);
+  delete_rare(p);
 }

@@ -400,4 +400,10 @@ inline void* realloc_impl(void* p, size_t new_size, size_t alignment, bool zero)
   return heap_realloc(tls_heap, p, new_size, alignment, zero);
 }
 
+inline void* calloc_impl(size_t count, size_t size) {
+  size_t total;
+  if (mul_overflows(count, size, &total)) return nullptr;
+  return heap_zalloc_aligned(tls_heap, total, kMinAlign);
+}
+
 }  // namespace heapscope

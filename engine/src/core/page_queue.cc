@@ -51,7 +51,7 @@ HS_HOT_TEXT void page_retire(Heap* heap, Page* page) {
   span_free(heap->td, page);
 }
 
-void heap_release_kept_large(Heap* heap) {
+HS_HOT_TEXT void heap_release_kept_large(Heap* heap) {
   Page* kept = heap->kept_large;
   if (kept == nullptr || kept->used != 0) return;
   PageQueue* queue = &heap->queues[kept->bin];
@@ -60,7 +60,7 @@ void heap_release_kept_large(Heap* heap) {
   span_free(heap->td, kept);  // clears kept_large
 }
 
-void heap_collect_full(Heap* heap) {
+HS_HOT_TEXT void heap_collect_full(Heap* heap) {
   full_list_lock(heap);
   Page* page = heap->full.first;
   while (page != nullptr) {

@@ -115,9 +115,10 @@ inline constexpr SliceMap kUsableSlices =
 // Only the in-use spans' first descriptors are read: the slice bitmap finds them. Reading the
 // other descriptors would fault their pages in, and where the kernel maps no shared zero page
 // for a read (as on some VM kernels) that commits all 64 KiB of a segment's descriptors.
-// fn may free the span it is given.
+// fn may free the span it is given. Inlined, as heap_for_each_page (takeover.h) is: threads
+// that exit or take pages back run it.
 template <typename Fn>
-void segment_for_each_page(Segment* segment, Fn&& fn) {
+HS_ALWAYS_INLINE void segment_for_each_page(Segment* segment, Fn&& fn) {
   const SliceMap used = ~segment->free_slices & kUsableSlices;
   for (size_t j = used.next_set(0); j < kSlicesPerSegment;) {
     Page* page = &segment->pages[j];

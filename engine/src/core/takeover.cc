@@ -39,7 +39,7 @@ constexpr uint32_t kIdleCheckEvery = 16;
 
 HS_THREAD_LOCAL(uint32_t, t_unanswered_frees, 0);
 
-void take_full_page(Heap* owner, Page* page) {
+HS_HOT_TEXT void take_full_page(Heap* owner, Page* page) {
   Heap* taker = tls_heap;
   if (HS_HARDENED || taker == &g_empty_heap || taker == owner) return;
   // This thread's own heap is being torn down: it must not gain pages now.
@@ -71,7 +71,7 @@ void take_full_page(Heap* owner, Page* page) {
 
 }  // namespace
 
-void note_foreign_page(ThreadData* td) {
+HS_HOT_TEXT void note_foreign_page(ThreadData* td) {
   ++td->foreign_pages;
   purge_schedule(td);
 }
@@ -120,7 +120,7 @@ void takeover_open(Heap* heap, bool open) {
   spin_unlock(shared->full_lock);
 }
 
-void note_free_into_full(Heap* owner, Page* page) {
+HS_HOT_TEXT void note_free_into_full(Heap* owner, Page* page) {
   if (!owner->remote_hint.load(std::memory_order_relaxed)) {
     heap_shared(owner)->hint_raised_ms.store(os::now_ms(), std::memory_order_relaxed);
     owner->remote_hint.store(true, std::memory_order_release);

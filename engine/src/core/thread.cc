@@ -432,7 +432,7 @@ static void adopt_claimed_page(ThreadData* td, Heap* heap, Page* page) {
 }
 
 // Pages given back into a segment before or while it was adopted: taken over here.
-static void adopt_returned_pages(ThreadData* td, Segment* segment) {
+HS_HOT_TEXT static void adopt_returned_pages(ThreadData* td, Segment* segment) {
   if (segment->returned_pages.exchange(0, std::memory_order_seq_cst) == 0) return;
   Heap* heap = td->default_heap;
   segment_for_each_page(segment, [td, heap](Page* page) {
@@ -542,7 +542,7 @@ HS_HOT_TEXT bool free_into_abandoned(Segment* segment, Page* page, void* p) {
 
 // Abandoned segments with remote frees nobody collected (a freer that raced the abandonment
 // pushed onto thread_free): collect them in place, releasing what became empty.
-void reclaim_freed_into() {
+HS_HOT_TEXT void reclaim_freed_into() {
   if (!g_abandoned_freed_into.exchange(false, std::memory_order_acquire)) return;
   spin_lock(g_abandoned_lock);
   Segment* segment = g_abandoned;
@@ -560,7 +560,7 @@ void reclaim_freed_into() {
 // segment with an owner it waits for that owner's next slow path (reclaim_returned_pages),
 // or for a thread that frees into it first (claim_returned_page). An empty one is purged
 // first, so an owner that never comes back does not keep it resident.
-void return_taken_page(Page* page) {
+HS_HOT_TEXT void return_taken_page(Page* page) {
   page_fold_counts(page);  // into the taker's heap, which has the page until page_give_up
   Segment* segment = segment_of_page(page);
   if (page->used == 0) {
@@ -586,7 +586,7 @@ void return_taken_page(Page* page) {
   spin_unlock(g_abandoned_lock);
 }
 
-bool claim_returned_page(Segment* segment, Page* page) {
+HS_HOT_TEXT bool claim_returned_page(Segment* segment, Page* page) {
   Heap* heap = tls_heap;
   // Not while this thread's heap is being torn down (takeover closed), nor into an abandoned
   // segment, whose ownerless pages the abandoned list tidies.

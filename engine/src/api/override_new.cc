@@ -83,7 +83,7 @@ HS_ALWAYS_INLINE void* new_impl(size_t size) {
 }
 
 // One copy for the four aligned forms: they are rare, and inlined into each they cost 4 KiB of
-// the code every program maps (core/common.h, HS_HOT_TEXT).
+// the code every program maps (platform/code_placement.h, HS_HOT_TEXT).
 HS_TEXT HS_NOINLINE void* new_aligned(size_t size, std::align_val_t alignment, bool nothrow) {
   size_t align = static_cast<size_t>(alignment);
   if (!is_valid_alignment(align)) {
@@ -127,7 +127,7 @@ HS_EXPORT void operator delete[](void* p) noexcept { free_impl(p); }
 HS_EXPORT void operator delete(void* p, size_t) noexcept { free_impl(p); }
 HS_EXPORT void operator delete[](void* p, size_t) noexcept { free_impl(p); }
 // The rarer forms share one body: inlined into each, the free path would cost 1 KiB more of the
-// code every program maps (core/common.h, HS_HOT_TEXT).
+// code every program maps (platform/code_placement.h, HS_HOT_TEXT).
 namespace {
 HS_TEXT HS_NOINLINE void delete_rare(void* p) noexcept { free_impl(p); }
 }  // namespace

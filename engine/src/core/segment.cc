@@ -259,6 +259,31 @@ static long same_class_run(const Segment* segment, const SliceMap& dirty, size_t
   return found;
 }
 
+// For a new one-slice page of a class whose last page here carved `need` units: the free
+// resident slice of the fewest resident units that covers it, else of the most; -1 when the
+// class has no record. Without it, a small class would take the lowest resident slice, often
+// one a big class had made fully resident, and the big class's next page a fresh slice: over
+// rounds of threads doing the same work, every slice ends up resident to its highest extent.
+static long best_fitting_slice(const Segment* segment, const SliceMap& dirty, size_t bin) {
+  const unsigned need = segment->class_extent_units[bin];
+  if (need == 0) return -1;
+  long best = -1;
+  unsigned best_units = 0;
+  dirty.for_each_run([&](size_t first, size_t count) {
+    for (size_t j = first; j < first + count; ++j) {
+      const unsigned units = segment->pages[j].resident_units;
+      const bool fits = units >= need;
+      const bool best_fits = best >= 0 && best_units >= need;
+      if (best < 0 || (fits && (!best_fits || units < best_units)) ||
+          (!fits && !best_fits && units > best_units)) {
+        best = static_cast<long>(j);
+        best_units = units;
+      }
+    }
+  });
+  return best;
+}
+
 HS_HOT_TEXT Page* span_alloc(ThreadData* td, size_t slices, size_t bin) {
   // First still-resident (dirty) free slices: reusing them avoids page faults on memory that
   // was freed a moment ago; for a class of many blocks per page, those the class left first
@@ -275,7 +300,8 @@ HS_HOT_TEXT Page* span_alloc(ThreadData* td, size_t slices, size_t bin) {
   for (Segment* s = td->segments; s != nullptr; s = s->next) {
     SliceMap dirty = s->free_slices & s->dirty_slices;
     if (dirty.none()) continue;
-    long first = dirty.find_run(slices);
+    long first = bin != 0 && bin < kSmallBinCount ? best_fitting_slice(s, dirty, bin) : -1;
+    if (first < 0) first = dirty.find_run(slices);
     if (first >= 0) return span_take(td, s, static_cast<size_t>(first), slices, bin);
   }
   for (Segment* s = td->segments; s != nullptr; s = s->next) {
@@ -331,6 +357,9 @@ HS_HOT_TEXT static SliceMap span_clear(Segment* segment, Page* page) {
     const auto carved_units = static_cast<uint8_t>((in_slice + kResidentUnit - 1) / kResidentUnit);
     if (carved_units > slice->resident_units) slice->resident_units = carved_units;
     slice->last_bin = j == 0 && !one_block ? page->bin : 0;
+    if (j == 0 && !one_block && page->bin < kSmallBinCount) {
+      segment->class_extent_units[page->bin] = carved_units;
+    }
     if (j != 0) {
       // Only the span's first descriptor was set up (page_init); take_slices wrote nothing
       // else into the others since they were last cleared here.

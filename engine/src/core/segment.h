@@ -8,6 +8,7 @@
 
 #include "core/common.h"
 #include "core/page.h"
+#include "core/size_class.h"
 #include "core/slice_map.h"
 #include "platform/platform.h"
 
@@ -52,6 +53,10 @@ struct Segment {
   // Huge segments: the mapping may be made of several kernel mappings (assembled from cached
   // pieces, huge.cc), which the kernel moves in one call only unresized and not atomically.
   bool huge_spans_mappings;
+  // How far (in 4 KiB units) the latest page of each one-slice class freed here had carved:
+  // span_alloc starts the class's next page on the free resident slice that best fits it.
+  // A hint only (0: none yet); it outlives owners, as the next owner tends to repeat the work.
+  uint8_t class_extent_units[kSmallBinCount];
   Page pages[kSlicesPerSegment];
 };
 // With 4 KiB OS pages the header leaves room for the hardened build's guard page after it.

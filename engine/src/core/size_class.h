@@ -32,6 +32,9 @@ constexpr size_t bin_page_slices(size_t bin) {
   return (block + kSliceSize - 1) / kSliceSize;
 }
 
+// Bins 1.. of one-slice pages (blocks up to kSmallBlockMax), and 0.
+inline constexpr size_t kSmallBinCount = bin_of(kSmallBlockMax) + 1;
+
 static_assert(bin_of(1) == 1 && bin_block_size(1) == 16);
 static_assert(bin_of(128) == 8 && bin_of(129) == 9 && bin_block_size(9) == 160);
 static_assert(bin_of(256) == 12 && bin_block_size(12) == 256 && bin_of(257) == 13);

@@ -269,6 +269,45 @@ TEST(ThreadRounds, ANewThreadsPageOfAClassTakesTheSliceThatClassLeft) {
                                 << " (the 1000-byte class's was " << big_slice << ")";
 }
 
+// A class whose own freed slice another class took starts its next page on the free resident
+// slice that best fits what its last page carved, not on the lowest one: the lowest here is a
+// slice a class of 1000-byte blocks made fully resident, which a 16-byte page would hold
+// resident for a few blocks while the big class's next page faulted a fresh slice in.
+TEST(ThreadRounds, APageStartsOnTheResidentSliceThatFitsWhatItsClassCarved) {
+  hs_collect(1);  // nothing abandoned: the next thread takes the one segment made below
+  const auto slice_of = [](const void* p) { return reinterpret_cast<uintptr_t>(p) >> 16; };
+  uintptr_t tiny_slice = 0;   // 16-byte class, one OS page carved
+  uintptr_t full_slice = 0;   // 1000-byte class, all 64 KiB carved
+  uintptr_t other_slice = 0;  // 32-byte class, one OS page carved
+  std::thread([&] {
+    void* tiny = hs_malloc(16);
+    std::vector<void*> big;
+    for (int i = 0; i < 64; ++i) big.push_back(hs_malloc(1000));
+    void* other = hs_malloc(32);
+    tiny_slice = slice_of(tiny);
+    full_slice = slice_of(big.back());
+    other_slice = slice_of(other);
+    for (void* p : big) hs_free(p);
+    hs_free(tiny);
+    hs_free(other);
+  }).join();
+  ASSERT_LT(tiny_slice, full_slice);
+  ASSERT_LT(full_slice, other_slice);
+  uintptr_t taker = 0;
+  uintptr_t again = 0;
+  std::thread([&] {
+    void* first = hs_malloc(48);  // a class with no record takes the lowest: the 16-byte slice
+    void* small = hs_malloc(16);
+    taker = slice_of(first);
+    again = slice_of(small);
+    hs_free(first);
+    hs_free(small);
+  }).join();
+  ASSERT_EQ(taker, tiny_slice) << "the setup expects the lowest free slice to be taken first";
+  EXPECT_EQ(again, other_slice) << "the 16-byte page went to slice " << std::hex << again
+                                << " (the fully resident one is " << full_slice << ")";
+}
+
 #if !defined(_WIN32)
 // Threads in rounds (mstress's pattern): each new thread first frees what the exited one
 // before it left, then allocates about as much again. It must reuse the pages its predecessor

@@ -69,12 +69,14 @@ int main(int argc, char** argv) {
   off_t size = fd < 0 ? 0 : lseek(fd, 0, SEEK_END);
   volatile const char* copy =
       size > 0 ? mmap(NULL, (size_t)size, PROT_READ, MAP_PRIVATE, fd, 0) : MAP_FAILED;
+  if (fd >= 0) close(fd);  // the mapping keeps the file
   if (copy == MAP_FAILED || mappings != 1) {
     fprintf(stderr, "code_window: %s not mapped once as code, or not readable\n", argv[1]);
     return 1;
   }
   (void)copy[0];
   long window_pages = present_pages((uintptr_t)copy, (uintptr_t)copy + (uintptr_t)size);
+  munmap((void*)copy, (size_t)size);
   printf("code_pages %ld window_pages %ld\n", code_pages, window_pages);
   return 0;
 }

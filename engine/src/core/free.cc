@@ -105,6 +105,29 @@ void free_own_checked(Page* page, void* p) {
   free_to_own_page(page, p);
 }
 
+// The owner frees the block of its kept large page (page_retire: the last one-block page of
+// a class, kept for the next allocation of that size, as a buffer freed and made again
+// wants). Done without the owner's slow-path lock, whose atomic exchange was two thirds of
+// such a free: the page stays where it is (alone in its queue, kept), and no other thread
+// touches a one-block page of a live owner (the idle-owner sweep passes pages with a flag
+// by, takeover takes only pages in the full list). False, changing nothing, for any other.
+HS_HOT_TEXT static bool free_into_kept_large(Heap* heap, Page* page, Block* block) {
+  if (heap->kept_large != page || page->used != 1) return false;
+  const PageQueue* queue = &heap->queues[page->bin];
+  if (queue->first != page || queue->last != page) return false;
+  block_set_next(block, page->local_free);
+  page->local_free = block;
+  page_used_decrement(page);  // counted as the fast path's (page_counts.h)
+  // What page_retire does for a page it keeps: the purges that fall due meanwhile.
+  ThreadData* td = heap->td;
+  purge_schedule(td);
+  if ((++td->kept_page_frees & 15) == 0) {
+    OwnerSlowPath slow_path(heap);
+    purge_due(td, false);
+  }
+  return true;
+}
+
 HS_HOT_TEXT void free_generic(Page* page, void* p) {
   if (HS_UNLIKELY(page->block_size == 0)) {
     if (frees_checked()) fatal("heapscope: free of a pointer into unused memory", p);
@@ -158,6 +181,10 @@ HS_HOT_TEXT void free_generic(Page* page, void* p) {
   }
   Heap* heap = __atomic_load_n(&page->heap, __ATOMIC_RELAXED);
   HS_ASSERT_INTERNAL(heap->thread_id == os::thread_id());
+  if (word == (os::thread_id() | (uintptr_t{kPageLarge} << kPageFlagShift)) &&
+      free_into_kept_large(heap, page, block)) {
+    return;
+  }
   OwnerSlowPath slow_path(heap);  // its pages and queues change below
   // Another thread may take a full page over until the owner holds the full-list lock.
   if (in_full && !unmark_full_if_owner(heap, page)) {

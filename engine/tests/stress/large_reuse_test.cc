@@ -4,8 +4,6 @@
 #include <gtest/gtest.h>
 #include <heapscope/heapscope.h>
 
-#include <array>
-#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -56,82 +54,6 @@ TEST(LargeReuse, VaryingBuffersDoNotFaultPagesInAgain) {
   // Faulting the largest buffer in once is unavoidable; a few times that is the bound (the
   // rest of the ~230k pages written must come from resident memory).
   EXPECT_LE(static_cast<size_t>(faults), 3 * largest / 4096) << "of " << touched << " pages";
-}
-
-// A buffer freed and made again (a 1 MiB block: a one-block page, kept when it empties) is
-// freed without the owner's slow-path lock; the block must still be reused in place and every
-// allocation and free counted.
-TEST(LargeReuse, AKeptBufferFreedAndMadeAgainIsReusedAndCounted) {
-  const hs_stats_t before = hs_test::stats_now();
-  constexpr int kPairs = 1000;
-  int moved = 0;
-  std::thread([&] {
-    char* first = static_cast<char*>(hs_malloc(kMiB));
-    ASSERT_NE(first, nullptr);
-    hs_free(first);
-    for (int i = 0; i < kPairs; ++i) {
-      char* p = static_cast<char*>(hs_malloc(kMiB));
-      ASSERT_NE(p, nullptr);
-      if (p != first) ++moved;
-      p[0] = static_cast<char>(i);
-      p[kMiB - 1] = static_cast<char>(i);
-      hs_free(p);
-    }
-  }).join();
-  const hs_stats_t after = hs_test::stats_now();
-  EXPECT_EQ(moved, 0) << "the kept page was not reused";
-  EXPECT_EQ(after.alloc_count - before.alloc_count, uint64_t{kPairs + 1});
-  EXPECT_EQ(after.free_count - before.free_count, uint64_t{kPairs + 1});
-  EXPECT_EQ(after.allocated_bytes, before.allocated_bytes);
-}
-
-// The same lock-free free while other threads free small blocks into the owner (each such
-// free may sweep an idle owner's emptied pages under its lock): nothing may be lost or
-// corrupted (and, under ThreadSanitizer, nothing may race).
-TEST(LargeReuse, KeptBufferFreesRunBesideRemoteFreesIntoTheOwner) {
-  constexpr int kBatches = 300;
-  constexpr int kPerBatch = 32;  // small blocks handed over, and big pairs, per batch
-  constexpr size_t kBig = kMiB / 4;
-  using Batch = std::array<unsigned char*, kPerBatch>;
-  std::atomic<Batch*> handoff{nullptr};
-  std::atomic<bool> done{false};
-  std::atomic<int> bad{0};
-  std::thread consumer([&] {
-    for (;;) {
-      Batch* batch = handoff.exchange(nullptr, std::memory_order_acq_rel);
-      if (batch == nullptr) {
-        if (done.load(std::memory_order_acquire) && handoff.load() == nullptr) return;
-        std::this_thread::yield();
-        continue;
-      }
-      for (unsigned char* p : *batch) {
-        if (p[0] != 0x5A) bad.fetch_add(1);
-        hs_free(p);
-      }
-      delete batch;
-    }
-  });
-  std::thread owner([&] {
-    for (int b = 0; b < kBatches; ++b) {
-      auto* batch = new Batch;
-      for (int i = 0; i < kPerBatch; ++i) {
-        auto* big = static_cast<unsigned char*>(hs_malloc(kBig));
-        auto* small = static_cast<unsigned char*>(hs_malloc(64));
-        if (big == nullptr || small == nullptr) std::abort();
-        small[0] = 0x5A;
-        (*batch)[static_cast<size_t>(i)] = small;
-        big[0] = big[kBig - 1] = static_cast<unsigned char>(i);
-        if (big[0] != static_cast<unsigned char>(i)) bad.fetch_add(1);
-        hs_free(big);
-      }
-      while (handoff.load(std::memory_order_acquire) != nullptr) std::this_thread::yield();
-      handoff.store(batch, std::memory_order_release);
-    }
-  });
-  owner.join();
-  done.store(true, std::memory_order_release);
-  consumer.join();
-  EXPECT_EQ(bad.load(), 0);
 }
 
 TEST(LargeReuse, CachedBuffersReturnToTheOsAfterTheChurnStops) {

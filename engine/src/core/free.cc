@@ -118,13 +118,7 @@ HS_HOT_TEXT static bool free_into_kept_large(Heap* heap, Page* page, Block* bloc
   block_set_next(block, page->local_free);
   page->local_free = block;
   page_used_decrement(page);  // counted as the fast path's (page_counts.h)
-  // What page_retire does for a page it keeps: the purges that fall due meanwhile.
-  ThreadData* td = heap->td;
-  purge_schedule(td);
-  if ((++td->kept_page_frees & 15) == 0) {
-    OwnerSlowPath slow_path(heap);
-    purge_due(td, false);
-  }
+  kept_page_emptied(heap);
   return true;
 }
 

@@ -40,15 +40,23 @@ HS_HOT_TEXT void page_retire(Heap* heap, Page* page) {
         span_free(heap->td, previous);
       }
     }
-    // A loop that mallocs and frees one block never reaches the allocation slow path, so due
-    // purges are run from here too (the clock is read once per 16 such frees).
-    ThreadData* td = heap->td;
-    purge_schedule(td);
-    if ((++td->kept_page_frees & 15) == 0) purge_due(td, false);
+    kept_page_emptied(heap);
     return;
   }
   queue_remove(heap, page);
   span_free(heap->td, page);
+}
+
+// A loop that mallocs and frees one block never reaches the allocation slow path, so due
+// purges are run from here too (the clock is read once per 16 such frees). The lock only
+// then: free_generic frees into a kept large page without it.
+HS_HOT_TEXT void kept_page_emptied(Heap* heap) {
+  ThreadData* td = heap->td;
+  purge_schedule(td);
+  if ((++td->kept_page_frees & 15) == 0) {
+    OwnerSlowPath slow_path(heap);  // nested in page_retire's, it counts once
+    purge_due(td, false);
+  }
 }
 
 HS_HOT_TEXT void heap_release_kept_large(Heap* heap) {

@@ -147,6 +147,8 @@ inline bool mark_full(Heap* heap, Page* page) {
 
 // A page emptied by a free: back to its segment, or kept when it is the last of its class.
 void page_retire(Heap* heap, Page* page);
+// A kept page emptied again: runs the purges that fall due meanwhile.
+void kept_page_emptied(Heap* heap);
 // Brings back full pages that other threads freed into.
 void heap_collect_full(Heap* heap);
 // Frees the heap's kept large page if it is still empty and alone in its queue.

@@ -287,8 +287,9 @@ static long best_fitting_slice(const Segment* segment, const SliceMap& dirty, si
 HS_HOT_TEXT Page* span_alloc(ThreadData* td, size_t slices, size_t bin) {
   // First still-resident (dirty) free slices: reusing them avoids page faults on memory that
   // was freed a moment ago; for a class of many blocks per page, those the class left first
-  // (their resident part is where its next page carves). Then any free run. A one-block page
-  // (a large class) is the user's to touch whole: any resident run serves it as well.
+  // (their resident part is where its next page carves); for a one-slice class without one,
+  // the resident slice that best fits what the class carved here last. Then any free run. A
+  // one-block page (a large class) is the user's to touch whole: any resident run serves it.
   if (bin != 0 && bin_block_size(bin) <= kMediumBlockMax) {
     for (Segment* s = td->segments; s != nullptr; s = s->next) {
       SliceMap dirty = s->free_slices & s->dirty_slices;

@@ -60,7 +60,11 @@ struct alignas(64) Heap {
   // The one empty large page (a single-block page) kept for a malloc/free ping-pong; keeping
   // one per class would hold megabytes per class resident when a program cycles sizes.
   Page* kept_large = nullptr;
-  std::atomic<bool> remote_hint{false};  // a remote free landed in a full page
+  // A remote free landed in a full page. A freer pushes its block, then raises the hint
+  // only if it finds it lowered; the owner lowers it, then scans its full pages. All four are
+  // sequentially consistent, so a freer that finds the hint raised pushed before the owner's
+  // next lowering, and the scan after that lowering sees its block: none goes unannounced.
+  std::atomic<bool> remote_hint{false};
   ThreadData* td = nullptr;
   bool is_default = false;
   uint32_t owner_depth = 0;       // a default heap: nesting of its thread's OwnerSlowPath

@@ -70,7 +70,7 @@ HS_HOT_TEXT static Page* find_page(Heap* heap, size_t bin) {
   Page* first = heap->queues[bin].first;
   if (first != nullptr && page_ready_block(first) != nullptr) return first;
   if (heap->remote_hint.load(std::memory_order_relaxed) &&
-      heap->remote_hint.exchange(false, std::memory_order_acquire)) {
+      heap->remote_hint.exchange(false, std::memory_order_seq_cst)) {
     heap_collect_full(heap);
   }
   if (HS_UNLIKELY(g_abandoned_freed_into.load(std::memory_order_relaxed))) {

@@ -14,6 +14,7 @@
 #include <atomic>
 #include <barrier>
 #include <chrono>
+#include <cstdint>
 #include <latch>
 #include <mutex>
 #include <optional>
@@ -215,6 +216,50 @@ TEST(Threads, CrossThreadFreesWithContentChecks) {
   EXPECT_EQ(end.alloc_count - start.alloc_count, end.free_count - start.free_count);
   EXPECT_EQ(end.threads, start.threads);
   EXPECT_EQ(end.heaps, start.heaps);
+}
+
+// An owner fills pages of 64-byte blocks (they park in its full list) and waits while another
+// thread frees every block. The first free into each parked page raises the owner's hint; its
+// next allocation sees the hint and takes the pages back, so round after round it allocates on
+// the same few pages. A free whose announcement were lost would leave its page parked with
+// its blocks freed and the owner making fresh pages beside it, three more every round.
+TEST(Threads, FullPagesEmptiedByAnotherThreadAreReusedByTheirOwnerRoundAfterRound) {
+  constexpr size_t kBlocks = 3 * 1024;  // three pages of 64-byte blocks
+  const int rounds = hs_test::kSanitized ? 100 : 400;
+  hs_heap_t* heap = hs_heap_new();
+  ASSERT_NE(heap, nullptr);
+  std::vector<void*> blocks(kBlocks);
+  std::atomic<int> handed{0};
+  std::atomic<int> freed{0};
+  std::thread freer([&] {
+    for (int round = 1; round <= rounds; ++round) {
+      while (handed.load(std::memory_order_acquire) < round) std::this_thread::yield();
+      for (void* p : blocks) hs_free(p);
+      freed.store(round, std::memory_order_release);
+    }
+  });
+  std::vector<uintptr_t> page_bases;
+  size_t failed = 0;
+  for (int round = 1; round <= rounds; ++round) {
+    for (void*& p : blocks) {
+      p = hs_heap_malloc(heap, 64);
+      if (p == nullptr) {
+        ++failed;  // the freer frees nullptr: nothing
+        continue;
+      }
+      page_bases.push_back(reinterpret_cast<uintptr_t>(p) & ~uintptr_t{64 * kKiB - 1});
+    }
+    handed.store(round, std::memory_order_release);
+    while (freed.load(std::memory_order_acquire) < round) std::this_thread::yield();
+  }
+  freer.join();
+  hs_heap_destroy(heap);
+  std::sort(page_bases.begin(), page_bases.end());
+  const size_t distinct =
+      static_cast<size_t>(std::unique(page_bases.begin(), page_bases.end()) - page_bases.begin());
+  EXPECT_EQ(failed, 0u);
+  EXPECT_LE(distinct, 6u) << "64 KiB ranges the owner's blocks came from over " << rounds
+                          << " rounds of three pages' worth";
 }
 
 // ---- frees into exited threads' segments ------------------------------------------------------

@@ -123,7 +123,7 @@ void takeover_open(Heap* heap, bool open) {
 HS_HOT_TEXT void note_free_into_full(Heap* owner, Page* page) {
   // Raised already: the owner has yet to lower it, and the scan that follows its lowering
   // sees this page's frees (see remote_hint). Storing it again on every such free would take
-  // the owner's line from it each time (xmalloc-test ran 8% slower).
+  // the owner's line from it each time (xmalloc-test ran 7-8% longer).
   if (!owner->remote_hint.load(std::memory_order_seq_cst)) {
     heap_shared(owner)->hint_raised_ms.store(os::now_ms(), std::memory_order_relaxed);
     owner->remote_hint.store(true, std::memory_order_seq_cst);

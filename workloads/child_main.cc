@@ -9,6 +9,8 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <cstdlib>
+#include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -44,7 +46,15 @@ Identity probe_allocator(const std::string& expected_path) {
   return id;
 }
 
+// This process's peak RSS: VmHWM from /proc, ru_maxrss only where /proc cannot be read. The
+// latter covers the process's life before exec too (spawned by hsbench, it started as a copy
+// of hsbench), and Linux 6.2 and later fill it from per-CPU counters without summing them.
 std::uint64_t peak_rss_bytes() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("VmHWM:", 0) == 0) return std::strtoull(line.c_str() + 6, nullptr, 10) * 1024;
+  }
   rusage ru{};
   getrusage(RUSAGE_SELF, &ru);
   return static_cast<std::uint64_t>(ru.ru_maxrss) * 1024;  // Linux reports KiB

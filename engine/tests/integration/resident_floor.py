@@ -4,8 +4,9 @@ more than a fixed bound to its peak resident set (engine/README.md, "Dependencie
 
 The program runs with and without LD_PRELOAD=<library>, interleaved, several times; the peak
 RSS of each side is its minimum over the runs (the noise on this machine only ever adds
-pages), and the difference must stay within the bound. PEAK_RSS (peak_rss.c) measures: a
-child's ru_maxrss starts from its parent's resident set, so the parent must be small.
+pages), and the difference must stay within the bound. PEAK_RSS (peak_rss.c) measures: the
+child's VmHWM at its exit stop, exact where ru_maxrss runs short (Linux 6.2 and later), and
+from a small parent, as ru_maxrss would start from its parent's resident set.
 
 usage: resident_floor.py PEAK_RSS BOUND_KIB RUNS LIBRARY... [-- PROGRAM ARGS...]
 """

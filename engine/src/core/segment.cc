@@ -298,20 +298,15 @@ HS_HOT_TEXT Page* span_alloc(ThreadData* td, size_t slices, size_t bin) {
       if (first >= 0) return span_take(td, s, static_cast<size_t>(first), slices, bin);
     }
   }
-  const bool medium = bin >= kSmallBinCount && bin_block_size(bin) <= kMediumBlockMax;
   for (Segment* s = td->segments; s != nullptr; s = s->next) {
     SliceMap dirty = s->free_slices & s->dirty_slices;
     if (dirty.none()) continue;
     long first = bin != 0 && bin < kSmallBinCount ? best_fitting_slice(s, dirty, bin) : -1;
     if (first < 0) first = dirty.find_run(slices);
-    // Not a run a large block left resident past its first slice: the next large block
-    // reuses it whole, where a medium page would keep its uncarved part resident meanwhile.
-    if (first >= 0 && medium && s->pages[first + 1].resident_units != 0) first = -1;
     if (first >= 0) return span_take(td, s, static_cast<size_t>(first), slices, bin);
   }
   for (Segment* s = td->segments; s != nullptr; s = s->next) {
-    long first = medium ? (s->free_slices & ~s->dirty_slices).find_run(slices) : -1;
-    if (first < 0) first = s->free_slices.find_run(slices);
+    long first = s->free_slices.find_run(slices);
     if (first >= 0) return span_take(td, s, static_cast<size_t>(first), slices, bin);
   }
   Segment* segment = reclaim_abandoned(td, slices);

@@ -56,41 +56,6 @@ TEST(LargeReuse, VaryingBuffersDoNotFaultPagesInAgain) {
   EXPECT_LE(static_cast<size_t>(faults), 3 * largest / 4096) << "of " << touched << " pages";
 }
 
-// A large block's freed span stays resident for the next large block. A page of a medium
-// class made meanwhile must start elsewhere: on that span it would keep its uncarved part
-// resident until a purge round while the next large block faulted in fresh pages
-// (mimalloc-bench's mstress: a median peak of 12.7 MiB so, 11.8 without; glibc 11.4-12.0).
-TEST(LargeReuse, AMediumPageLeavesAFreedLargeSpanToTheNextLargeBlock) {
-  if (hs_test::kSanitized) GTEST_SKIP() << "the sanitizer allocator replaces ours";
-  constexpr size_t kLarge = 512 * 1024;
-  bool medium_inside = true;
-  bool large_reused = false;
-  std::thread([&] {
-    const hs_test::ScopedPurgeDelays delays(60000, 60000);
-    hs_free(hs_malloc(16));
-    hs_collect(1);  // this thread's free slices purged: the only resident run is made below
-    hs_heap_t* heap = hs_heap_new();
-    // Two blocks of the class, so that freeing one gives its span back (the last one-block
-    // page of a class would be kept whole).
-    auto* first = static_cast<char*>(hs_heap_malloc(heap, kLarge));
-    void* second = hs_heap_malloc(heap, kLarge);
-    std::memset(first, 0x5a, kLarge);
-    hs_free(first);
-    void* medium = hs_heap_malloc(heap, 20 * 1024);  // a class with no page yet
-    const auto at = reinterpret_cast<uintptr_t>(medium);
-    const auto span = reinterpret_cast<uintptr_t>(first);
-    medium_inside = at >= span && at < span + kLarge;
-    void* again = hs_heap_malloc(heap, kLarge);
-    large_reused = again == first;
-    hs_free(again);
-    hs_free(medium);
-    hs_free(second);
-    hs_heap_delete(heap);
-  }).join();
-  EXPECT_FALSE(medium_inside) << "the medium page started on the freed large span";
-  EXPECT_TRUE(large_reused) << "the next large block did not reuse the resident span";
-}
-
 TEST(LargeReuse, CachedBuffersReturnToTheOsAfterTheChurnStops) {
   if (hs_test::kSanitized) GTEST_SKIP() << "the sanitizer allocator replaces ours";
   if (std::getenv("HEAPSCOPE_PURGE_DELAY") != nullptr) GTEST_SKIP() << "wants default delays";

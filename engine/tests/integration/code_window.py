@@ -54,18 +54,26 @@ def main():
     with tempfile.TemporaryDirectory(dir=os.path.dirname(os.path.abspath(helper))) as scratch:
         for library in libraries:
             copy = os.path.join(scratch, os.path.basename(library))
-            copy_in_pages(library, copy)
-            run = subprocess.run([helper, copy], env=dict(env, LD_PRELOAD=copy),
-                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-            fields = run.stdout.split()
+            # Up to three tries: a page of the fresh copy that the kernel reclaimed before the
+            # helper touched it is not mapped by the fault (a CI run measured a window of 13
+            # pages). Code outside the window maps more pages every time.
+            for _ in range(3):
+                copy_in_pages(library, copy)
+                run = subprocess.run([helper, copy], env=dict(env, LD_PRELOAD=copy),
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                fields = run.stdout.split()
+                if run.returncode != 0 or len(fields) != 4:
+                    break
+                code, window = int(fields[1]), int(fields[3])
+                ok = 0 < code <= window
+                print(f"{os.path.basename(library)}: {code} pages of code mapped, one fault "
+                      f"maps {window}: {'ok' if ok else 'FAIL, code outside the first window'}")
+                if ok:
+                    break
             if run.returncode != 0 or len(fields) != 4:
                 print(f"{library}: helper failed ({run.returncode}): {run.stderr.strip()}")
                 failed = True
                 continue
-            code, window = int(fields[1]), int(fields[3])
-            ok = 0 < code <= window
-            print(f"{os.path.basename(library)}: {code} pages of code mapped, one fault maps "
-                  f"{window}: {'ok' if ok else 'FAIL, code outside the first window'}")
             fini_ok = fini_in_hot_section(library)
             if not fini_ok:
                 print(f"{os.path.basename(library)}: FAIL, DT_FINI is not in .text.heapscope_hot")

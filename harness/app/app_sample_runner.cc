@@ -86,21 +86,13 @@ bool spared(const std::vector<pid_t>& spare, pid_t p) {
   return std::find(spare.begin(), spare.end(), p) != spare.end();
 }
 
-// Raises the running maxima by one look at the tree: its summed RSS, and the largest single
-// process's own peak.
-void sample_tree(const std::vector<pid_t>& spare, TreeRss* peaks) {
-  const TreeRss now = descendants_rss(spare);
-  peaks->total_bytes = std::max(peaks->total_bytes, now.total_bytes);
-  peaks->largest_peak_bytes = std::max(peaks->largest_peak_bytes, now.largest_peak_bytes);
-}
-
 // Waits until `pid` exits, the deadline passes or an interrupt arrives, sampling the tree's
 // RSS every `interval` seconds. Returns true when it exited (it is not reaped yet).
 bool watch(pid_t pid, double deadline, double interval, const std::vector<pid_t>& spare,
-           TreeRss* peaks) {
+           std::uint64_t* peak_tree) {
   const int pidfd = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
   bool exited = false;
-  sample_tree(spare, peaks);
+  *peak_tree = std::max(*peak_tree, descendants_rss_bytes(spare));
   while (!exited && g_interrupt == 0) {
     const double left = deadline - steady_seconds();
     if (left <= 0) break;
@@ -115,7 +107,7 @@ bool watch(pid_t pid, double deadline, double interval, const std::vector<pid_t>
                info.si_pid == pid;
       if (!exited) usleep(1000);
     }
-    if (!exited) sample_tree(spare, peaks);
+    if (!exited) *peak_tree = std::max(*peak_tree, descendants_rss_bytes(spare));
   }
   if (pidfd >= 0) close(pidfd);
   return exited;
@@ -165,13 +157,6 @@ AppRunResult run_app_command(const AppRunRequest& r) {
     o.reason = std::string("cannot create a temporary file: ") + std::strerror(errno);
     return o;
   }
-  // A process's ru_maxrss covers its image before exec too, and posix_spawn's child is this
-  // process until it execs: a reaped process's figure is its own only when above ours.
-  const std::uint64_t own_rss = process_rss(getpid()).total_bytes;
-  const auto own_peak_or_zero = [own_rss](const rusage& u) -> std::uint64_t {
-    const auto bytes = static_cast<std::uint64_t>(u.ru_maxrss) * 1024;
-    return bytes > own_rss ? bytes : 0;
-  };
   const double start = steady_seconds();
   const pid_t pid = spawn(r, out_fd, err_fd, &o.reason);
   if (pid < 0) {
@@ -180,9 +165,8 @@ AppRunResult run_app_command(const AppRunRequest& r) {
     o.kind = "spawn-failed";
     return o;
   }
-  TreeRss peaks;
-  const bool exited =
-      watch(pid, start + r.timeout_seconds, r.rss_interval_seconds, r.spare, &peaks);
+  const bool exited = watch(pid, start + r.timeout_seconds, r.rss_interval_seconds, r.spare,
+                            &o.peak_rss_tree_bytes);
   o.wall_seconds = steady_seconds() - start;
   const bool interrupted = !exited && g_interrupt != 0;
   // Whatever the command left running (or all of it, after a timeout) is killed while its
@@ -195,7 +179,7 @@ AppRunResult run_app_command(const AppRunRequest& r) {
   }
   o.user_seconds = to_seconds(usage.ru_utime);
   o.system_seconds = to_seconds(usage.ru_stime);
-  o.peak_rss_bytes = own_peak_or_zero(usage);
+  o.peak_rss_bytes = static_cast<std::uint64_t>(usage.ru_maxrss) * 1024;
   if (WIFEXITED(status)) o.exit_status = WEXITSTATUS(status);
 
   // The stragglers killed above are reaped here, their usage counted. With spared processes
@@ -215,13 +199,10 @@ AppRunResult run_app_command(const AppRunRequest& r) {
     if (spared(r.spare, reaped)) continue;  // a spared process died: its owner finds out
     o.user_seconds += to_seconds(more.ru_utime);
     o.system_seconds += to_seconds(more.ru_stime);
-    o.peak_rss_bytes = std::max(o.peak_rss_bytes, own_peak_or_zero(more));
+    o.peak_rss_bytes =
+        std::max(o.peak_rss_bytes, static_cast<std::uint64_t>(more.ru_maxrss) * 1024);
   }
-  // The samples' VmHWM is each image's own peak, exact up to the last sample; ru_maxrss
-  // reaches the exit but runs short on Linux 6.2 and later (it does not sum the per-CPU RSS
-  // counters, which /proc does): the larger of the two is the nearer to the real peak.
-  o.peak_rss_bytes = std::max(o.peak_rss_bytes, peaks.largest_peak_bytes);
-  o.peak_rss_tree_bytes = std::max(peaks.total_bytes, o.peak_rss_bytes);
+  o.peak_rss_tree_bytes = std::max(o.peak_rss_tree_bytes, o.peak_rss_bytes);
 
   struct stat st {};
   if (fstat(out_fd, &st) == 0) o.stdout_bytes = static_cast<std::uint64_t>(st.st_size);

@@ -7,10 +7,7 @@
 //   peak_rss_tree  max over time of the SUM of RSS of all live descendants, sampled from /proc
 //           every few ms (process_tree_rss.h), never below peak_rss (the largest single process
 //           peak is a moment at which the tree held at least that much);
-//   peak_rss the largest peak of any single process: the largest VmHWM the samples read, or a
-//           reaped process's ru_maxrss when larger and above hsbench's own RSS (a spawned
-//           process's ru_maxrss covers its life as a copy of hsbench before exec; on Linux 6.2
-//           and later it also runs short, not summing the per-CPU RSS counters /proc sums).
+//   peak_rss ru_maxrss of the first process: the largest peak of any single process it reaped.
 // After the first process exits, stragglers of its process group (and any other descendant)
 // are killed and reaped, so nothing leaks into the next sample. The watchdog kills the group.
 // Failure kinds: spawn-failed, timeout, signal, exit-status.

@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 
 namespace heapscope::harness {
 namespace {
@@ -67,33 +66,19 @@ std::vector<pid_t> descendants_of(pid_t root, const std::vector<pid_t>& skip) {
   return found;
 }
 
-TreeRss status_rss(const char* status_text) {
-  TreeRss r;
-  const auto field_kib = [status_text](const char* name) -> std::uint64_t {
-    const char* at = std::strstr(status_text, name);
-    return at != nullptr ? std::strtoull(at + std::strlen(name), nullptr, 10) : 0;
-  };
-  r.total_bytes = field_kib("\nVmRSS:") * 1024;
-  r.largest_peak_bytes = field_kib("\nVmHWM:") * 1024;
-  return r;
-}
-
-TreeRss process_rss(pid_t pid) {
+std::uint64_t descendants_rss_bytes(const std::vector<pid_t>& skip) {
+  static const auto page = static_cast<std::uint64_t>(sysconf(_SC_PAGESIZE));
+  std::uint64_t total = 0;
   char path[64];
-  char buf[4096];
-  std::snprintf(path, sizeof path, "/proc/%d/status", static_cast<int>(pid));
-  if (read_small(path, buf, sizeof buf) <= 0) return {};
-  return status_rss(buf);
-}
-
-TreeRss descendants_rss(const std::vector<pid_t>& skip) {
-  TreeRss tree;
+  char buf[256];
   for (const pid_t pid : descendants_of(getpid(), skip)) {
-    const TreeRss one = process_rss(pid);
-    tree.total_bytes += one.total_bytes;
-    tree.largest_peak_bytes = std::max(tree.largest_peak_bytes, one.largest_peak_bytes);
+    std::snprintf(path, sizeof path, "/proc/%d/statm", static_cast<int>(pid));
+    if (read_small(path, buf, sizeof buf) <= 0) continue;
+    unsigned long long size = 0;
+    unsigned long long resident = 0;
+    if (std::sscanf(buf, "%llu %llu", &size, &resident) == 2) total += resident * page;
   }
-  return tree;
+  return total;
 }
 
 }  // namespace heapscope::harness

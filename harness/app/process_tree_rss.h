@@ -22,20 +22,8 @@ namespace heapscope::harness {
 // in `skip` and their whole subtrees (a suite case's server runs beside the measured command).
 std::vector<pid_t> descendants_of(pid_t root, const std::vector<pid_t>& skip = {});
 
-// The resident memory of every live descendant of this process at one instant (`skip` and
-// their subtrees left out), from /proc/<pid>/status: the sum of their VmRSS, and the largest
-// VmHWM among them (one process's own peak so far, which the kernel keeps between samples).
-struct TreeRss {
-  std::uint64_t total_bytes = 0;
-  std::uint64_t largest_peak_bytes = 0;
-};
-TreeRss descendants_rss(const std::vector<pid_t>& skip = {});
-
-// One process's VmRSS and VmHWM (zero when it is gone).
-TreeRss process_rss(pid_t pid);
-
-// VmRSS and VmHWM of a /proc/<pid>/status text, in bytes (0 when a field is missing, as for a
-// zombie, whose memory is gone).
-TreeRss status_rss(const char* status_text);
+// Sum of resident bytes (statm "resident" x page size) of every live descendant of this process,
+// `skip` and their subtrees left out.
+std::uint64_t descendants_rss_bytes(const std::vector<pid_t>& skip = {});
 
 }  // namespace heapscope::harness

@@ -152,34 +152,6 @@ TEST(AppRealProgram, PeakRssIsOfTheWholeProcessTree) {
   EXPECT_GT(m["peak_rss_tree_bytes"].get<double>(), 80 * mib) << m.dump();
 }
 
-// A small program's peak is its own: not the harness's image its process started as (a
-// spawned process's ru_maxrss covers its life before exec, when it was a copy of hsbench,
-// several MiB), and not short of what the program read itself (ru_maxrss leaves out the RSS
-// counters' per-CPU parts on Linux 6.2 and later). The program appends its VmHWM at its end.
-TEST(AppRealProgram, PeakRssOfASmallProgramIsItsOwn) {
-  ScratchDir dir("app-own-peak");
-  const std::string hwm_file = dir / "hwm.txt";
-  const int blocks = 3;
-  const CommandResult r =
-      hsbench({"app", "--allocators", "glibc", "--blocks", std::to_string(blocks), "--warmup", "0",
-               "--out", dir / "raw.json", "--", HS_APP_PROGRAM, "--hwm-out", hwm_file});
-  ASSERT_EQ(r.exit_code, 0) << all_output(r);
-  std::vector<double> own_kib;  // every run in order, the probe's first
-  std::ifstream in(hwm_file);
-  for (double kib = 0; in >> kib;) own_kib.push_back(kib);
-  const auto raw = read_json(dir / "raw.json");
-  ASSERT_EQ(raw["samples"].size(), static_cast<std::size_t>(blocks));
-  ASSERT_GE(own_kib.size(), raw["samples"].size());
-  const std::size_t first = own_kib.size() - raw["samples"].size();
-  for (std::size_t i = 0; i < raw["samples"].size(); ++i) {
-    const double peak_kib = raw["samples"][i]["measurement"]["peak_rss_bytes"].get<double>() / 1024;
-    const double own = own_kib[first + i];
-    EXPECT_GE(peak_kib, own) << "sample " << i;
-    // What the program touches after its reading (stdio, exit) is a few pages, not MiBs.
-    EXPECT_LE(peak_kib, own + 1024) << "sample " << i;
-  }
-}
-
 TEST(AppRealProgram, StdinAndCwdAreHonouredAndRecorded) {
   ScratchDir dir("app-stdin");
   std::string text;

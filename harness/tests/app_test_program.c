@@ -4,8 +4,6 @@
 //   --exit CODE         exit with CODE after printing (a command that fails)
 //   --print-allocator   also print which file serves malloc (output that differs by allocator)
 //   --hold MIB          then hold MIB MiB resident for 300 ms (process-tree RSS tests)
-//   --hwm-out PATH      at the end, append this process's VmHWM (KiB) to PATH, then wait 300 ms
-//                       (so that a sampler sees the process at its peak) and exit
 // Built twice: dynamic, and with -static (APP_TEST_STATIC) as the statically linked case.
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -21,7 +19,6 @@ int main(int argc, char** argv) {
   int exit_code = 0;
   int print_allocator = 0;
   long hold_mib = 0;
-  const char* hwm_out = NULL;
   for (int i = 1; i < argc; ++i) {
     if (strcmp(argv[i], "--allocs") == 0 && i + 1 < argc) {
       steps = atol(argv[++i]);
@@ -31,8 +28,6 @@ int main(int argc, char** argv) {
       print_allocator = 1;
     } else if (strcmp(argv[i], "--hold") == 0 && i + 1 < argc) {
       hold_mib = atol(argv[++i]);
-    } else if (strcmp(argv[i], "--hwm-out") == 0 && i + 1 < argc) {
-      hwm_out = argv[++i];
     }
   }
   void* window[64] = {0};
@@ -74,18 +69,5 @@ int main(int argc, char** argv) {
 #else
   (void)print_allocator;
 #endif
-  if (hwm_out != NULL) {
-    FILE* status = fopen("/proc/self/status", "r");
-    FILE* out = fopen(hwm_out, "a");
-    if (status == NULL || out == NULL) return 97;
-    char line[256];
-    while (fgets(line, sizeof line, status) != NULL) {
-      if (strncmp(line, "VmHWM:", 6) == 0) fprintf(out, "%ld\n", atol(line + 6));
-    }
-    fclose(status);
-    fclose(out);
-    const struct timespec pause = {0, 300 * 1000 * 1000};
-    nanosleep(&pause, NULL);
-  }
   return exit_code;
 }

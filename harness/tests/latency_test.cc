@@ -97,14 +97,16 @@ TEST(Latency, RateIsALoadFractionOfTheCalibratedCapacity) {
 }
 
 // The controls' campaign: pass (baseline), pass-aa (the same library under another name) and
-// stall, tiny-hot at one thread, 11 blocks of 50,000 ops at a fixed 100,000 ops/s (0.5 s a
-// sample). The rate is fixed, not derived, because the stall's footprint is rate x 1 ms: each
-// stall delays the ~100 ops due during it, 2 stalls per sample (25,000 mallocs) ~ 0.4% of the
-// ops, so p99.9 (the slowest 0.1%) lands inside the stalls at ~0.75 ms while p50 is far away.
+// stall, tiny-hot at one thread, 21 blocks of 25,000 ops at a fixed 100,000 ops/s (0.25 s a
+// sample). The rate is fixed, not derived, because the stall's footprint is rate x 1 ms: the
+// stall delays the ~100 ops due during it, one stall per sample (12,500 mallocs) ~ 0.4% of the
+// ops, so p99.9 (the slowest 0.1%) lands inside the stall at ~0.75 ms while p50 is far away.
 // The rate also keeps the worker spinning between ops (10 us apart) instead of sleeping, so the
-// baseline's tail is the machine's, not the scheduler's wake-ups. Short samples and 11 blocks:
-// a millisecond the machine takes from a baseline sample spoils one block's ratio, and with
-// 11 it takes several such blocks to move the interval.
+// baseline's tail is the machine's, not the scheduler's wake-ups. Many short blocks rather than
+// few long ones: the machine changes state for seconds at a time (seen here: every process's
+// p50 going from 63 to 87-91 ns and back), and a change inside a block spoils that block's
+// ratio whatever its length. The 95% interval of the median sits near the 3rd-lowest of 11
+// blocks' ratios (two spoilt A/A blocks put its low end at 0.69-0.74) but near the 6th of 21.
 // Both controls need a machine whose own scheduling gaps stay below a third of the planted 1 ms
 // stall at the p99.9 of samples without one. On a machine so loaded that the scheduler takes the
 // CPU away for milliseconds at a time (seen here: load 8-12 on 2 vCPUs gave p99.9 of 8 ms with
@@ -113,7 +115,7 @@ TEST(Latency, RateIsALoadFractionOfTheCalibratedCapacity) {
 // Checked on the unplanted samples' own numbers, never on the machine's speed.
 constexpr double kNoiseFloorNs = 300'000;
 
-// One test, so the 21-sample campaign runs once per test run (CTest starts every case in a
+// One test, so the 63-sample campaign runs once per test run (CTest starts every case in a
 // process of its own): the record and the report always, then the two controls unless the
 // baseline shows the machine too noisy for them.
 TEST(LatencyControls, PlantedStallMovesP999NotP50AndAaP50IsEquivalent) {
@@ -132,9 +134,9 @@ TEST(LatencyControls, PlantedStallMovesP999NotP50AndAaP50IsEquivalent) {
                                    "--threads",
                                    "1",
                                    "--blocks",
-                                   "11",
+                                   "21",
                                    "--ops",
-                                   "50000",
+                                   "25000",
                                    "--seed",
                                    "18",
                                    "--latency-rate",
@@ -168,14 +170,14 @@ TEST(LatencyControls, PlantedStallMovesP999NotP50AndAaP50IsEquivalent) {
     return summary_row(summary, "tiny-hot", 1, allocator)["latency"];
   };
   const Json base = latency_row("pass");
-  EXPECT_EQ(base["samples"], 11);
+  EXPECT_EQ(base["samples"], 21);
   EXPECT_TRUE(base["p999_effect_vs_baseline"].is_null());  // the baseline itself
   const CommandResult pub = hsbench({"publish", dir / "raw.json", "--out", dir / "site"});
   EXPECT_EQ(pub.exit_code, 0) << pub.err;
 
   // The controls' precondition, read from the samples without a planted stall (pass and
-  // pass-aa, see kNoiseFloorNs): at most 2 of their 22 with a p99.9 above the noise floor. The
-  // interval of 11 blocks' median tolerates that many spoilt blocks, not a burst of them.
+  // pass-aa, see kNoiseFloorNs): at most 4 of their 42 with a p99.9 above the noise floor. The
+  // interval of 21 blocks' median tolerates that many spoilt blocks, not a burst of them.
   const Json stall = latency_row("stall");
   ASSERT_FALSE(stall.is_null());
   const double base_p999 = base["p999_ns"]["median"].get<double>();
@@ -189,8 +191,8 @@ TEST(LatencyControls, PlantedStallMovesP999NotP50AndAaP50IsEquivalent) {
     worst = std::max(worst, p999);
     if (p999 > kNoiseFloorNs) ++noisy;
   }
-  if (noisy > 2) {
-    GTEST_SKIP() << noisy << " of the 22 samples without a planted stall had a p99.9 above "
+  if (noisy > 4) {
+    GTEST_SKIP() << noisy << " of the 42 samples without a planted stall had a p99.9 above "
                  << kNoiseFloorNs / 1e3 << " us (worst " << worst / 1e3
                  << " us): this machine took the CPU from the child for about as long as the "
                     "planted 1 ms stall; rerun on a quiet machine";

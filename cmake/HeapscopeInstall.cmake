@@ -93,12 +93,15 @@ foreach(pc heapscope heapscope-static heapscope-api heapscope-events heapscope-e
     " COMPONENT dev)
 endforeach()
 
-# Tools: the benchmark command, its workload child (found next to hsbench), the ownership probe
-# and the `hsbench app` tracing shim (a private library, not for linking).
+# Tools: the benchmark command, its workload child (found next to hsbench), the ownership probe,
+# the `hsbench app` tracing shim (a private library, not for linking) and the launcher each
+# `hsbench app` command is started through (a private program).
 install(TARGETS hsbench hs-workload hs-probe RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
   COMPONENT tools)
 install(TARGETS hs_app_probe_shim LIBRARY DESTINATION ${CMAKE_INSTALL_LIBEXECDIR}/heapscope
   COMPONENT tools NAMELINK_SKIP)
+install(TARGETS hs-launch RUNTIME DESTINATION ${CMAKE_INSTALL_LIBEXECDIR}/heapscope
+  COMPONENT tools)
 # The built-in suites of `hsbench suite` (suite files and their input generators).
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/harness/suites/ DESTINATION
   ${CMAKE_INSTALL_DATADIR}/heapscope/suites COMPONENT tools)

@@ -52,7 +52,7 @@ set(dev_absent " \\./[^ \n]*\\.so\\.0[ .\n]" "usr/bin/")
 set(tools_fields "Package: heapscope-tools\n" "Depends: [^\n]*libheapscope0 \\(= ${HS_VERSION}\\)"
     "Depends: [^\n]*libstdc\\+\\+6")
 set(tools_files "./usr/share/man/man1/hsbench.1.gz" "./usr/bin/hsbench" "./usr/bin/hs-workload" "./usr/bin/hs-probe"
-    "./usr/libexec/heapscope/libhs_app_probe_shim.so")
+    "./usr/libexec/heapscope/libhs_app_probe_shim.so" "./usr/libexec/heapscope/hs-launch")
 set(tools_absent "\\.h\n" "libheapscope\\.so")
 
 set(debs "")

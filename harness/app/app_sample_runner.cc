@@ -14,6 +14,8 @@
 #include <chrono>
 #include <cmath>
 #include <csignal>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 
@@ -22,6 +24,7 @@
 #include "harness/campaign/sample_runner.h"
 #include "harness/process/spawn.h"
 #include "harness/process/steady_clock.h"
+#include "harness/registry/engine_libraries.h"
 
 namespace heapscope::harness {
 namespace {
@@ -62,19 +65,48 @@ std::string last_line(const std::string& text) {
                      end - (begin == std::string::npos ? 0 : begin + 1) + 1);
 }
 
-// Spawns the command in a new process group with its stdio redirected; returns the pid or -1
+// Spawns the command through the launcher (launcher_main.cc) in a new process group with its
+// stdio redirected and the launcher's report file as its fd 3; returns the launcher's pid or -1
 // with *error set.
-pid_t spawn(const AppRunRequest& r, int out_fd, int err_fd, std::string* error) {
+pid_t spawn(const AppRunRequest& r, const std::string& launcher, int out_fd, int err_fd,
+            int report_fd, std::string* error) {
   SpawnRequest request;
-  request.program = r.executable;
-  request.argv = r.argv;
+  request.program = launcher;
+  request.argv = {launcher, "3", r.executable};
+  request.argv.insert(request.argv.end(), r.argv.begin(), r.argv.end());
   request.env = &r.env;
   request.cwd = r.cwd;
   request.stdin_path = r.stdin_path.empty() ? "/dev/null" : r.stdin_path;
   request.stdout_fd = out_fd;
   request.stderr_fd = err_fd;
+  request.pass_fd = report_fd;
+  request.pass_fd_as = 3;
   request.own_process_group = true;
   return spawn_process(request, error);
+}
+
+// The launcher's one-line report: exec's errno, or the command's wait status, fork-to-reap
+// time and ru_maxrss. Absent when the launcher was killed (timeout, interrupt).
+struct LaunchReport {
+  bool present = false;
+  int exec_errno = 0;
+  int status = 0;
+  long long wall_ns = 0;
+  long maxrss_kib = 0;
+  long long user_us = 0;
+  long long sys_us = 0;
+};
+
+LaunchReport read_launch_report(int fd) {
+  LaunchReport rep;
+  char line[160] = {};
+  const ssize_t n = pread(fd, line, sizeof line - 1, 0);
+  if (n <= 0) return rep;
+  rep.present =
+      std::sscanf(line, "exec_errno=%d", &rep.exec_errno) == 1 ||
+      std::sscanf(line, "status=%d wall_ns=%lld maxrss_kib=%ld user_us=%lld sys_us=%lld",
+                  &rep.status, &rep.wall_ns, &rep.maxrss_kib, &rep.user_us, &rep.sys_us) == 5;
+  return rep;
 }
 
 void kill_tree(pid_t group, const std::vector<pid_t>& spare) {
@@ -86,13 +118,15 @@ bool spared(const std::vector<pid_t>& spare, pid_t p) {
   return std::find(spare.begin(), spare.end(), p) != spare.end();
 }
 
-// Waits until `pid` exits, the deadline passes or an interrupt arrives, sampling the tree's
-// RSS every `interval` seconds. Returns true when it exited (it is not reaped yet).
+// Waits until `pid` (the launcher) exits, the deadline passes or an interrupt arrives, sampling
+// the tree's RSS every `interval` seconds, the launcher's own left out (it only waits, and is
+// there under every allocator). Returns true when it exited (it is not reaped yet).
 bool watch(pid_t pid, double deadline, double interval, const std::vector<pid_t>& spare,
            std::uint64_t* peak_tree) {
   const int pidfd = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
   bool exited = false;
-  *peak_tree = std::max(*peak_tree, descendants_rss_bytes(spare));
+  const auto tree = [&] { return descendants_rss_bytes(spare, pid); };
+  *peak_tree = std::max(*peak_tree, tree());
   while (!exited && g_interrupt == 0) {
     const double left = deadline - steady_seconds();
     if (left <= 0) break;
@@ -107,7 +141,7 @@ bool watch(pid_t pid, double deadline, double interval, const std::vector<pid_t>
                info.si_pid == pid;
       if (!exited) usleep(1000);
     }
-    if (!exited) *peak_tree = std::max(*peak_tree, descendants_rss_bytes(spare));
+    if (!exited) *peak_tree = std::max(*peak_tree, tree());
   }
   if (pidfd >= 0) close(pidfd);
   return exited;
@@ -137,6 +171,25 @@ void classify(AppRunResult& o, bool timed_out, bool interrupted, int status, dou
 
 }  // namespace
 
+std::string app_launcher_path() {
+  if (const char* env = std::getenv("HEAPSCOPE_APP_LAUNCHER"); env != nullptr && *env != '\0') {
+    return env;
+  }
+  // An installed hsbench uses the launcher installed with it (see engine_libraries.h).
+#ifdef HS_INSTALL_LIBEXECDIR
+  if (std::string installed =
+          installed_file(std::string(HS_INSTALL_LIBEXECDIR) + "/heapscope/hs-launch");
+      !installed.empty()) {
+    return installed;
+  }
+#endif
+#ifdef HS_APP_LAUNCHER
+  std::error_code ec;
+  if (std::filesystem::is_regular_file(HS_APP_LAUNCHER, ec)) return HS_APP_LAUNCHER;
+#endif
+  return "";
+}
+
 void become_subreaper() {
   static const bool done = prctl(PR_SET_CHILD_SUBREAPER, 1) == 0;
   (void)done;
@@ -148,20 +201,32 @@ bool app_interrupt_requested() { return g_interrupt != 0; }
 AppRunResult run_app_command(const AppRunRequest& r) {
   AppRunResult o;
   become_subreaper();
+  const std::string launcher = app_launcher_path();
+  if (launcher.empty()) {
+    o.kind = "spawn-failed";
+    o.reason =
+        "hs-launch, the launcher hsbench app starts commands through, was not found (an "
+        "incomplete install? HEAPSCOPE_APP_LAUNCHER names it)";
+    return o;
+  }
   const int out_fd = anonymous_temp_file();
   const int err_fd = anonymous_temp_file();
-  if (out_fd < 0 || err_fd < 0) {
-    if (out_fd >= 0) close(out_fd);
-    if (err_fd >= 0) close(err_fd);
+  const int report_fd = anonymous_temp_file();
+  const auto close_files = [&] {
+    for (const int fd : {out_fd, err_fd, report_fd}) {
+      if (fd >= 0) close(fd);
+    }
+  };
+  if (out_fd < 0 || err_fd < 0 || report_fd < 0) {
+    close_files();
     o.kind = "spawn-failed";
     o.reason = std::string("cannot create a temporary file: ") + std::strerror(errno);
     return o;
   }
   const double start = steady_seconds();
-  const pid_t pid = spawn(r, out_fd, err_fd, &o.reason);
+  const pid_t pid = spawn(r, launcher, out_fd, err_fd, report_fd, &o.reason);
   if (pid < 0) {
-    close(out_fd);
-    close(err_fd);
+    close_files();
     o.kind = "spawn-failed";
     return o;
   }
@@ -177,9 +242,26 @@ AppRunResult run_app_command(const AppRunRequest& r) {
   rusage usage{};
   while (wait4(pid, &status, 0, &usage) < 0 && errno == EINTR) {
   }
+  // The launcher's usage holds the command's (it reaped it) and its own exec, fork and wait, a
+  // fraction of a millisecond. Its report gives the command's alone: wall time, status, CPU and
+  // peak (the launcher's own ru_maxrss would be at least its own image).
+  const LaunchReport report = read_launch_report(report_fd);
+  if (report.present && report.exec_errno != 0) {
+    close_files();
+    o.kind = "spawn-failed";
+    o.reason = r.executable + ": " + std::strerror(report.exec_errno);
+    return o;
+  }
   o.user_seconds = to_seconds(usage.ru_utime);
   o.system_seconds = to_seconds(usage.ru_stime);
   o.peak_rss_bytes = static_cast<std::uint64_t>(usage.ru_maxrss) * 1024;
+  if (report.present) {
+    status = report.status;
+    o.wall_seconds = static_cast<double>(report.wall_ns) * 1e-9;
+    o.user_seconds = static_cast<double>(report.user_us) * 1e-6;
+    o.system_seconds = static_cast<double>(report.sys_us) * 1e-6;
+    o.peak_rss_bytes = static_cast<std::uint64_t>(report.maxrss_kib) * 1024;
+  }
   if (WIFEXITED(status)) o.exit_status = WEXITSTATUS(status);
 
   // The stragglers killed above are reaped here, their usage counted. With spared processes
@@ -215,8 +297,7 @@ AppRunResult run_app_command(const AppRunRequest& r) {
     const ssize_t got = pread(out_fd, o.stdout_text.data(), o.stdout_text.size(), 0);
     o.stdout_text.resize(got > 0 ? static_cast<std::size_t>(got) : 0);
   }
-  close(out_fd);
-  close(err_fd);
+  close_files();
   classify(o, !exited && !interrupted, interrupted, status, r.timeout_seconds);
   return o;
 }

@@ -1,13 +1,16 @@
-// One run of the user's command for `hsbench app`: spawned in its own process group with an
-// exact environment, stdin from a file (or /dev/null), stdout to a temporary file (hashed, never
-// shown), stderr to another (its tail kept for failures), and measured from the parent:
-//   wall    spawn to the first process's exit (pidfd), like time(1);
+// One run of the user's command for `hsbench app`: started through the launcher hs-launch
+// (launcher_main.cc, a small static program, so the image the command has before exec is not
+// hsbench's) in its own process group with an exact environment, stdin from a file (or
+// /dev/null), stdout to a temporary file (hashed, never shown), stderr to another (its tail kept
+// for failures), and measured from outside:
+//   wall    the launcher's fork of the command to its reaping, like time(1);
 //   user/sys the sum of wait4() usage of every process of the tree we reap (the first process
 //           includes the children it reaped; orphans come to us because we are a subreaper);
 //   peak_rss_tree  max over time of the SUM of RSS of all live descendants, sampled from /proc
 //           every few ms (process_tree_rss.h), never below peak_rss (the largest single process
 //           peak is a moment at which the tree held at least that much);
-//   peak_rss ru_maxrss of the first process: the largest peak of any single process it reaped.
+//   peak_rss ru_maxrss of the first process (reported by the launcher): the largest peak of it
+//           and any process it reaped. The launcher's own RSS is left out of peak_rss_tree.
 // After the first process exits, stragglers of its process group (and any other descendant)
 // are killed and reaped, so nothing leaks into the next sample. The watchdog kills the group.
 // Failure kinds: spawn-failed, timeout, signal, exit-status.
@@ -52,6 +55,10 @@ struct AppRunResult {  // NOLINT(bugprone-exception-escape): implicit members of
   std::string stderr_tail;  // last ~2 KiB
   std::string stdout_text;  // the first keep_stdout_bytes of stdout
 };
+
+// The launcher: $HEAPSCOPE_APP_LAUNCHER, the one installed beside hsbench, or the build tree's;
+// empty when none exists.
+std::string app_launcher_path();
 
 // Makes this process a child subreaper (once), so orphaned grandchildren are reaped by us.
 void become_subreaper();

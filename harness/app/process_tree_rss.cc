@@ -66,12 +66,13 @@ std::vector<pid_t> descendants_of(pid_t root, const std::vector<pid_t>& skip) {
   return found;
 }
 
-std::uint64_t descendants_rss_bytes(const std::vector<pid_t>& skip) {
+std::uint64_t descendants_rss_bytes(const std::vector<pid_t>& skip, pid_t uncounted) {
   static const auto page = static_cast<std::uint64_t>(sysconf(_SC_PAGESIZE));
   std::uint64_t total = 0;
   char path[64];
   char buf[256];
   for (const pid_t pid : descendants_of(getpid(), skip)) {
+    if (pid == uncounted) continue;
     std::snprintf(path, sizeof path, "/proc/%d/statm", static_cast<int>(pid));
     if (read_small(path, buf, sizeof buf) <= 0) continue;
     unsigned long long size = 0;

@@ -23,7 +23,8 @@ namespace heapscope::harness {
 std::vector<pid_t> descendants_of(pid_t root, const std::vector<pid_t>& skip = {});
 
 // Sum of resident bytes (statm "resident" x page size) of every live descendant of this process,
-// `skip` and their subtrees left out.
-std::uint64_t descendants_rss_bytes(const std::vector<pid_t>& skip = {});
+// `skip` and their subtrees left out, and `uncounted` (a launcher, whose children are counted)
+// not added itself.
+std::uint64_t descendants_rss_bytes(const std::vector<pid_t>& skip = {}, pid_t uncounted = 0);
 
 }  // namespace heapscope::harness

@@ -8,12 +8,14 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <set>
 
 #include "harness/app/app_probe.h"
+#include "harness/app/app_sample_runner.h"
 #include "harness/tests/campaign_test_util.h"
 
 namespace heapscope::harness::testing {
@@ -150,6 +152,59 @@ TEST(AppRealProgram, PeakRssIsOfTheWholeProcessTree) {
   EXPECT_GT(m["peak_rss_bytes"].get<double>(), 40 * mib);
   EXPECT_LT(m["peak_rss_bytes"].get<double>(), 70 * mib);
   EXPECT_GT(m["peak_rss_tree_bytes"].get<double>(), 80 * mib) << m.dump();
+}
+
+// A small command's peak is its own. A child's ru_maxrss starts from its image before exec, so
+// a command spawned from hsbench itself read hsbench's resident set (8.6 MiB under every
+// allocator for this ~1.6 MiB program); started through hs-launch it reads its own.
+TEST(AppRealProgram, ASmallCommandsPeakIsItsOwnNotHsbenchs) {
+  ScratchDir dir("app-small-peak");
+  const CommandResult r =
+      hsbench({"app", "--allocators", "glibc", "--blocks", "2", "--warmup", "0", "--out",
+               dir / "raw.json", "--", HS_APP_PROGRAM, "--allocs", "2000"});
+  ASSERT_EQ(r.exit_code, 0) << all_output(r);
+  const auto raw = read_json(dir / "raw.json");
+  ASSERT_EQ(raw["samples"].size(), 2u);
+  const double mib = 1 << 20;
+  for (const auto& s : raw["samples"]) {
+    const auto& m = s["measurement"];
+    std::printf("peak %.2f MiB, tree %.2f MiB\n", m["peak_rss_bytes"].get<double>() / mib,
+                m["peak_rss_tree_bytes"].get<double>() / mib);
+    EXPECT_GT(m["peak_rss_bytes"].get<double>(), 0.5 * mib) << m.dump();
+    EXPECT_LT(m["peak_rss_bytes"].get<double>(), 4 * mib) << m.dump();
+    EXPECT_LT(m["peak_rss_tree_bytes"].get<double>(), 4 * mib) << m.dump();
+  }
+}
+
+// The launcher hands back what the command did, not what it did itself: exit status, death by
+// a signal, an exec that failed, and the command's own wall time.
+TEST(AppLauncher, StatusSignalAndExecFailureAreTheCommands) {
+  ASSERT_FALSE(app_launcher_path().empty());
+  const auto run = [](std::vector<std::string> argv) {
+    AppRunRequest req;
+    req.executable = argv[0];
+    req.argv = std::move(argv);
+    req.env = {"PATH=/usr/bin:/bin"};
+    req.timeout_seconds = 30;
+    return run_app_command(req);
+  };
+  const AppRunResult exit3 = run({"/bin/sh", "-c", "exit 3"});
+  EXPECT_EQ(exit3.kind, "exit-status") << exit3.reason;
+  EXPECT_EQ(exit3.exit_status, 3);
+
+  const AppRunResult segv = run({"/bin/sh", "-c", "kill -SEGV $$"});
+  EXPECT_EQ(segv.kind, "signal") << segv.reason;
+  EXPECT_EQ(segv.signal, SIGSEGV);
+
+  const AppRunResult missing = run({"/nonexistent/hs-no-such-program"});
+  EXPECT_EQ(missing.kind, "spawn-failed");
+  EXPECT_TRUE(contains(missing.reason, "/nonexistent/hs-no-such-program: No such file"))
+      << missing.reason;
+
+  const AppRunResult sleeps = run({"/bin/sleep", "0.2"});
+  EXPECT_TRUE(sleeps.ok) << sleeps.reason;
+  EXPECT_GE(sleeps.wall_seconds, 0.2);
+  EXPECT_LT(sleeps.wall_seconds, 10.0);
 }
 
 TEST(AppRealProgram, StdinAndCwdAreHonouredAndRecorded) {

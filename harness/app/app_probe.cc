@@ -243,22 +243,9 @@ void add_verdict(AppProbeReport& rep) {
 }  // namespace
 
 std::string app_probe_shim_path() {
-  if (const char* env = std::getenv("HEAPSCOPE_APP_PROBE_SHIM"); env != nullptr && *env != '\0') {
-    return env;
-  }
-  // An installed hsbench uses the shim installed with it (see engine_libraries.h).
-#ifdef HS_INSTALL_LIBEXECDIR
-  if (std::string installed =
-          installed_file(std::string(HS_INSTALL_LIBEXECDIR) + "/heapscope/libhs_app_probe_shim.so");
-      !installed.empty()) {
-    return installed;
-  }
-#endif
-#ifdef HS_APP_PROBE_SHIM
-  return HS_APP_PROBE_SHIM;
-#else
-  return "";
-#endif
+  return private_file("HEAPSCOPE_APP_PROBE_SHIM",
+                      std::string(HS_INSTALL_LIBEXECDIR) + "/heapscope/libhs_app_probe_shim.so",
+                      HS_APP_PROBE_SHIM);
 }
 
 std::vector<ProbedImage> parse_probe_records(const std::string& text) {

@@ -172,22 +172,8 @@ void classify(AppRunResult& o, bool timed_out, bool interrupted, int status, dou
 }  // namespace
 
 std::string app_launcher_path() {
-  if (const char* env = std::getenv("HEAPSCOPE_APP_LAUNCHER"); env != nullptr && *env != '\0') {
-    return env;
-  }
-  // An installed hsbench uses the launcher installed with it (see engine_libraries.h).
-#ifdef HS_INSTALL_LIBEXECDIR
-  if (std::string installed =
-          installed_file(std::string(HS_INSTALL_LIBEXECDIR) + "/heapscope/hs-launch");
-      !installed.empty()) {
-    return installed;
-  }
-#endif
-#ifdef HS_APP_LAUNCHER
-  std::error_code ec;
-  if (std::filesystem::is_regular_file(HS_APP_LAUNCHER, ec)) return HS_APP_LAUNCHER;
-#endif
-  return "";
+  return private_file("HEAPSCOPE_APP_LAUNCHER",
+                      std::string(HS_INSTALL_LIBEXECDIR) + "/heapscope/hs-launch", HS_APP_LAUNCHER);
 }
 
 void become_subreaper() {
@@ -202,11 +188,11 @@ AppRunResult run_app_command(const AppRunRequest& r) {
   AppRunResult o;
   become_subreaper();
   const std::string launcher = app_launcher_path();
-  if (launcher.empty()) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(launcher, ec)) {
     o.kind = "spawn-failed";
-    o.reason =
-        "hs-launch, the launcher hsbench app starts commands through, was not found (an "
-        "incomplete install? HEAPSCOPE_APP_LAUNCHER names it)";
+    o.reason = "hs-launch, the launcher hsbench app starts commands through, is not at " +
+               launcher + " (an incomplete install? HEAPSCOPE_APP_LAUNCHER names it)";
     return o;
   }
   const int out_fd = anonymous_temp_file();

@@ -56,8 +56,7 @@ struct AppRunResult {  // NOLINT(bugprone-exception-escape): implicit members of
   std::string stdout_text;  // the first keep_stdout_bytes of stdout
 };
 
-// The launcher: $HEAPSCOPE_APP_LAUNCHER, the one installed beside hsbench, or the build tree's;
-// empty when none exists.
+// The launcher: $HEAPSCOPE_APP_LAUNCHER, the one installed beside hsbench, or the build tree's.
 std::string app_launcher_path();
 
 // Makes this process a child subreaper (once), so orphaned grandchildren are reaped by us.

@@ -53,4 +53,13 @@ EngineLibraries engine_libraries() {
           HS_ENGINE_VERSION};
 }
 
+std::string private_file(const char* env_var, const std::string& installed_relative,
+                         const std::string& build_tree_file) {
+  const char* value = std::getenv(env_var);
+  if (value != nullptr && *value != '\0') return value;
+  // An installed hsbench uses the files installed with it (see engine_libraries.h).
+  std::string installed = installed_file(installed_relative);
+  return installed.empty() ? build_tree_file : installed;
+}
+
 }  // namespace heapscope::harness

@@ -22,4 +22,9 @@ EngineLibraries engine_libraries();
 // (an install directory configured as an absolute path) is taken as it is.
 std::string installed_file(const std::string& relative);
 
+// A private file of hsbench's (the `hsbench app` shim, its launcher): $<env_var> when set, else
+// the installed <prefix>/<installed_relative> when it exists, else `build_tree_file`.
+std::string private_file(const char* env_var, const std::string& installed_relative,
+                         const std::string& build_tree_file);
+
 }  // namespace heapscope::harness

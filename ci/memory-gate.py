@@ -4,7 +4,9 @@ grow past a committed baseline.
 
 The churn is `hs-alloc-bench --rss-stress` (2 threads, fixed seed: live sets grow, shrink to a
 tenth and grow again, one free in eight made by the other thread) with the engine preloaded.
-Each run's peak RSS is the child's own ru_maxrss (wait4); its thread count is sampled from
+Each run's peak RSS is the child's own VmHWM, which it prints (not wait4's ru_maxrss: that
+starts from this Python process's size, and on Linux 6.2 and later falls short of /proc's
+sums); its thread count is sampled from
 /proc/<pid>/status every 2 ms (the allocator must start no threads of its own). The gate takes
 the minimum peak over --runs runs (the least disturbed by neighbours on a shared machine),
 prints the spread, and fails when that minimum exceeds the baseline by more than its tolerance,
@@ -56,20 +58,25 @@ def threads_of(pid):
 
 def one_run(bench, preload):
     env = dict(os.environ, LD_PRELOAD=preload)
-    child = subprocess.Popen([bench, "--rss-stress"], env=env, stdout=subprocess.DEVNULL,
+    child = subprocess.Popen([bench, "--rss-stress"], env=env, stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE)
     max_threads = 0
     while True:
-        pid, status, usage = os.wait4(child.pid, os.WNOHANG)
+        pid, status, _ = os.wait4(child.pid, os.WNOHANG)
         if pid != 0:
             break
         max_threads = max(max_threads, threads_of(child.pid))
         time.sleep(0.002)
+    stdout = child.stdout.read().decode(errors="replace")
     stderr = child.stderr.read().decode(errors="replace")
+    child.stdout.close()
     child.stderr.close()
     if not os.WIFEXITED(status) or os.WEXITSTATUS(status) != 0:
         raise RuntimeError(f"{bench} --rss-stress failed (status {status}): {stderr.strip()}")
-    return usage.ru_maxrss, max_threads  # KiB on Linux
+    lines = stdout.strip().splitlines()
+    if not lines:
+        raise RuntimeError(f"{bench} --rss-stress printed no peak")
+    return json.loads(lines[-1])["peak_kib"], max_threads
 
 
 def measure(bench, preload, runs):

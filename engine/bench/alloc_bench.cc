@@ -15,7 +15,7 @@
 //
 // Modes besides the usual Google Benchmark flags:
 //   --smoke       every row for ~10 ms plus a tiny RSS stress run (what CTest runs)
-//   --rss-stress  only the RSS stress workload (compare.py measures the child's peak RSS)
+//   --rss-stress  only the RSS stress workload; prints {"peak_kib": N}, its own VmHWM
 //   --memory-row NAME  one program-shaped memory row (rounds, large_reuse, mixed_live, startup):
 //                 prints its peak, drained and idle RSS as a JSON line (compare.py)
 // Environment: HS_BENCH_EXPECT_LIB=<substring> fails unless a mapped library path contains it
@@ -220,6 +220,7 @@ int run_rss_stress(bool smoke) {
     config.ops_per_thread = 60000;
   }
   const size_t failures = hs_bench::run_rss_stress(config);
+  if (!smoke) std::printf("{\"peak_kib\": %zu}\n", hs_bench::status_kib("VmHWM:"));
   if (failures != 0) {
     std::fprintf(stderr, "hs-alloc-bench: rss stress: %zu blocks failed their content check\n",
                  failures);

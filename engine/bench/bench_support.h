@@ -122,4 +122,10 @@ class MixedLiveSet {
 // the exit status (2: unknown row).
 int run_memory_row(const std::string& row, bool smoke);
 
+// A "Vm...:" figure of /proc/self/status in KiB (VmRSS: resident now, VmHWM: its peak), 0 when
+// absent. The peak is this address space's own: getrusage's ru_maxrss keeps the larger resident
+// size of whatever process exec'ed this one (a Python driver's 16 MiB, say), and on Linux 6.2
+// and later falls short of /proc's figure (per-CPU counters it does not sum).
+size_t status_kib(const char* field);
+
 }  // namespace hs_bench

@@ -9,7 +9,8 @@ is the median of its repetitions. Across rounds the table reports the median, th
 mimalloc (median over rounds of engine_round / mimalloc_round, same round = same conditions).
 
 Peak RSS: the binary's --rss-stress workload, run once per allocator per round in the same
-shuffled order; ru_maxrss of the child from wait4(). Then the memory rows (--memory-row NAME:
+shuffled order; the VmHWM the child prints (not wait4's ru_maxrss, which starts from this
+process's size and falls short on Linux 6.2+). Then the memory rows (--memory-row NAME:
 rounds, large_reuse, mixed_live, startup), each in a process of its own: its peak RSS, and its
 RSS a second after the work drained with no allocator call since (what an idle process keeps),
 with the ratio to the smallest of the row.
@@ -125,17 +126,24 @@ def run_bench(bench, lib, expect, extra, args, pin=None):
 
 
 def run_rss(bench, lib, expect, extra):
-    """Runs --rss-stress and returns the child's peak RSS in KiB (ru_maxrss)."""
-    with tempfile.TemporaryFile() as err:
+    """Runs --rss-stress and returns the child's peak RSS in KiB: the VmHWM it prints, not
+    wait4's ru_maxrss, which starts from this Python process's size (kept across exec) and on
+    Linux 6.2 and later falls short (per-CPU counters it does not sum)."""
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         pid = os.posix_spawn(bench, [bench, "--rss-stress"], child_env(lib, expect, extra),
-                             file_actions=[(os.POSIX_SPAWN_DUP2, err.fileno(), 2)])
-        _, status, usage = os.wait4(pid, 0)
+                             file_actions=[(os.POSIX_SPAWN_DUP2, out.fileno(), 1),
+                                           (os.POSIX_SPAWN_DUP2, err.fileno(), 2)])
+        _, status, _ = os.wait4(pid, 0)
         code = os.waitstatus_to_exitcode(status)
         if code != 0:
             err.seek(0)
             text = err.read().decode(errors="replace").strip()[-400:]
             raise RuntimeError(f"--rss-stress exited {code}: {text}")
-    return usage.ru_maxrss
+        out.seek(0)
+        lines = out.read().decode().strip().splitlines()
+    if not lines:
+        raise RuntimeError("--rss-stress printed no peak")
+    return json.loads(lines[-1])["peak_kib"]
 
 
 MEMORY_ROWS = ["rounds", "large_reuse", "mixed_live", "startup"]

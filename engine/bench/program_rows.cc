@@ -149,11 +149,6 @@ size_t MixedLiveSet::release() {
   return failures;
 }
 
-namespace {
-
-// A "Vm...:" figure of /proc/self/status in KiB (VmRSS: resident now, VmHWM: its peak). The
-// peak is this address space's own: getrusage's ru_maxrss keeps the larger resident size of
-// whatever process exec'ed this one (a Python driver's 16 MiB, say).
 size_t status_kib(const char* field) {
   std::ifstream status("/proc/self/status");
   std::string line;
@@ -163,8 +158,6 @@ size_t status_kib(const char* field) {
   }
   return 0;
 }
-
-}  // namespace
 
 int run_memory_row(const std::string& row, bool smoke) {
   size_t failures = 0;

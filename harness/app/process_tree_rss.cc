@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 
 namespace heapscope::harness {
 namespace {
@@ -67,17 +68,18 @@ std::vector<pid_t> descendants_of(pid_t root, const std::vector<pid_t>& skip) {
 }
 
 std::uint64_t descendants_rss_bytes(const std::vector<pid_t>& skip, pid_t uncounted) {
-  static const auto page = static_cast<std::uint64_t>(sysconf(_SC_PAGESIZE));
   std::uint64_t total = 0;
   char path[64];
-  char buf[256];
+  char buf[4096];
   for (const pid_t pid : descendants_of(getpid(), skip)) {
     if (pid == uncounted) continue;
-    std::snprintf(path, sizeof path, "/proc/%d/statm", static_cast<int>(pid));
+    // VmRSS of status, not statm: since Linux 6.2 statm reads the per-CPU RSS counters without
+    // summing them (a process that touched 31 pages read 1,468 KiB there, 1,560 here).
+    std::snprintf(path, sizeof path, "/proc/%d/status", static_cast<int>(pid));
     if (read_small(path, buf, sizeof buf) <= 0) continue;
-    unsigned long long size = 0;
-    unsigned long long resident = 0;
-    if (std::sscanf(buf, "%llu %llu", &size, &resident) == 2) total += resident * page;
+    if (const char* line = std::strstr(buf, "\nVmRSS:"); line != nullptr) {
+      total += std::strtoull(line + 7, nullptr, 10) * 1024;
+    }
   }
   return total;
 }

@@ -22,7 +22,7 @@ namespace heapscope::harness {
 // in `skip` and their whole subtrees (a suite case's server runs beside the measured command).
 std::vector<pid_t> descendants_of(pid_t root, const std::vector<pid_t>& skip = {});
 
-// Sum of resident bytes (statm "resident" x page size) of every live descendant of this process,
+// Sum of resident bytes (VmRSS of /proc/<pid>/status) of every live descendant of this process,
 // `skip` and their subtrees left out, and `uncounted` (a launcher, whose children are counted)
 // not added itself.
 std::uint64_t descendants_rss_bytes(const std::vector<pid_t>& skip = {}, pid_t uncounted = 0);

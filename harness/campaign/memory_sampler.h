@@ -1,7 +1,7 @@
 // The parent's half of the memory protocol (harness/docs/protocol.md#memory; the child's half
-// is workloads/memory_handshake.h). The parent reads the child's /proc/<pid>/statm every
-// interval and keeps resident minus shared pages, which is exactly RssAnon: the child keeps
-// its materialized streams and all its own tables in shared mappings (RssShmem), so what is
+// is workloads/memory_handshake.h). The parent reads the child's RssAnon from
+// /proc/<pid>/status every interval (statm's counters are not summed on Linux 6.2+): the child
+// keeps its materialized streams and all its own tables in shared mappings (RssShmem), so what is
 // left is the allocator's private memory plus a small constant (stacks, the child's data).
 //
 //   "replay" from the child   -> read the baseline, answer "go", start tracking the peak
@@ -61,8 +61,7 @@ class MemorySampler {
 
   pid_t pid_;
   int control_ = -1;
-  int statm_ = -1;
-  long page_ = 4096;
+  int status_ = -1;
   std::vector<double> return_points_;
   Phase phase_ = Phase::kStarting;
   bool closed_ = false;

@@ -78,7 +78,7 @@ void add_protocols(Json& sample, std::size_t index, double jitter) {
       {"p99_ns", static_cast<std::uint64_t>(1500 * (1 + 0.2 * a) * jitter)},
       {"p999_ns", static_cast<std::uint64_t>(12000 * (1 + 0.4 * a) * jitter)},
       {"max_ns", static_cast<std::uint64_t>(900000 * jitter)}};
-  sample["memory"] = {{"method", "proc-statm-anon-v1"},
+  sample["memory"] = {{"method", "proc-status-rssanon-v1"},
                       {"interval_seconds", 0.002},
                       {"samples", 120},
                       {"baseline_anon_bytes", baseline},

@@ -2,6 +2,7 @@
 // argument checks and errno rules.
 #include "core/alloc_inline.h"
 #include "core/idle_owner.h"
+#include "core/thread.h"
 
 using namespace heapscope;
 
@@ -226,6 +227,9 @@ HS_TEXT void hs_collect(int force) {
     return;
   }
   OwnerSlowPath slow_path(heap);
+  // Pages given back into this thread's segments first: frees waiting in them join the
+  // collection below (else they wait for this thread's next allocation slow path).
+  reclaim_returned_pages(heap->td);
   heap_release_all(heap);
   if (force) {
     reclaim_all_abandoned(heap->td);

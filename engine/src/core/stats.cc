@@ -148,6 +148,11 @@ struct LineWriter {
 // lag by what their pages hold unfolded.
 void fold_own_heaps(bool collect) {
   if (tls_heap == &g_empty_heap) return;
+  if (collect) {
+    // Pages given back into this thread's segments hold frees nobody has counted yet.
+    OwnerSlowPath slow_path(tls_heap);
+    reclaim_returned_pages(tls_heap->td);
+  }
   auto fold = collect ? heap_fold_counts_collected : heap_fold_counts;
   fold(tls_heap);
   for (Heap* user = tls_heap->td->user_heaps; user != nullptr; user = user->user_next) fold(user);

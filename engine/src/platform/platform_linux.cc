@@ -216,20 +216,22 @@ HS_HOT_TEXT const char* get_env(const char* name) {
 }
 
 size_t resident_bytes() {
-  int fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+  // VmRSS of status, not statm: since Linux 6.2 statm reads the per-CPU RSS counters without
+  // summing them, off by up to a few hundred KiB on a busy process.
+  int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
   if (fd < 0) return 0;
-  char buf[128];
+  char buf[4096];
   ssize_t n = read(fd, buf, sizeof buf - 1);
   close(fd);
   if (n <= 0) return 0;
   buf[n] = '\0';
-  // Format: size resident shared ... (in pages); skip the first field.
-  const char* s = buf;
-  while (*s != '\0' && *s != ' ') ++s;
-  size_t pages = 0;
-  while (*s == ' ') ++s;
-  while (*s >= '0' && *s <= '9') pages = pages * 10 + static_cast<size_t>(*s++ - '0');
-  return pages * page_size();
+  const char* s = strstr(buf, "\nVmRSS:");
+  if (s == nullptr) return 0;
+  s += 7;
+  while (*s == ' ' || *s == '\t') ++s;
+  size_t kib = 0;
+  while (*s >= '0' && *s <= '9') kib = kib * 10 + static_cast<size_t>(*s++ - '0');
+  return kib * 1024;
 }
 
 namespace {

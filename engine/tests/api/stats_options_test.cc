@@ -19,6 +19,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <thread>
 #include <vector>
@@ -333,6 +334,13 @@ TEST(Stats, PrintWritesTheStatisticsBlock) {
 #endif
   EXPECT_NE(out.find("heapscope stats"), std::string::npos) << out;
   EXPECT_GT(out.size(), 40u);
+  // The process's resident size, as the OS reports it: near what this test reads itself.
+  const size_t at = out.find("resident_bytes");
+  ASSERT_NE(at, std::string::npos) << out;
+  const double resident = std::strtod(out.c_str() + at + std::strlen("resident_bytes"), nullptr);
+  const double own = static_cast<double>(hs_test::rss_bytes());
+  EXPECT_GT(resident, 0.0) << out;
+  EXPECT_NEAR(resident, own, 4.0 * kMiB) << out;
   hs_free(p);
 }
 

@@ -9,6 +9,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "harness/process/proc_status.h"
+
 namespace heapscope::harness {
 namespace {
 
@@ -73,13 +75,9 @@ std::uint64_t descendants_rss_bytes(const std::vector<pid_t>& skip, pid_t uncoun
   char buf[4096];
   for (const pid_t pid : descendants_of(getpid(), skip)) {
     if (pid == uncounted) continue;
-    // VmRSS of status, not statm: since Linux 6.2 statm reads the per-CPU RSS counters without
-    // summing them (a process that touched 31 pages read 1,468 KiB there, 1,560 here).
     std::snprintf(path, sizeof path, "/proc/%d/status", static_cast<int>(pid));
     if (read_small(path, buf, sizeof buf) <= 0) continue;
-    if (const char* line = std::strstr(buf, "\nVmRSS:"); line != nullptr) {
-      total += std::strtoull(line + 7, nullptr, 10) * 1024;
-    }
+    total += proc_status_bytes(buf, "VmRSS").value_or(0);
   }
   return total;
 }

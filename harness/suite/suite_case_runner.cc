@@ -13,11 +13,13 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <regex>
 #include <sstream>
 
 #include "harness/app/process_tree_rss.h"
 #include "harness/app/program_file.h"
+#include "harness/process/proc_status.h"
 #include "harness/process/spawn.h"
 #include "harness/process/steady_clock.h"
 
@@ -47,11 +49,8 @@ std::string tail_of_file(const std::string& path) {
 // VmHWM of `pid` (bytes), 0 when unreadable.
 std::uint64_t vm_hwm_bytes(pid_t pid) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/status");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind("VmHWM:", 0) == 0) return std::strtoull(line.c_str() + 6, nullptr, 10) * 1024;
-  }
-  return 0;
+  const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  return proc_status_bytes(text.c_str(), "VmHWM").value_or(0);
 }
 
 bool exited(pid_t pid) {

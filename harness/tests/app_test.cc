@@ -12,10 +12,12 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <set>
 
 #include "harness/app/app_probe.h"
 #include "harness/app/app_sample_runner.h"
+#include "harness/process/proc_status.h"
 #include "harness/tests/campaign_test_util.h"
 
 namespace heapscope::harness::testing {
@@ -137,6 +139,21 @@ TEST(AppRealProgram, NonPiePythonIsNotMistakenForItsOwnAllocator) {
 
 // `sh -c 'a | b'`: two programs hold 40 MiB each at the same time. The tree's peak is their sum,
 // which no single process's ru_maxrss shows.
+// The one parse of /proc/<pid>/status the harness's memory figures go through.
+TEST(ProcStatus, FieldsAreReadByExactNameInBytes) {
+  const char* text =
+      "Name:\tcat\nVmHWM:\t    2048 kB\nVmRSSX:\t 9 kB\nVmRSS:\t    1560 kB\n"
+      "RssAnon:\t     120 kB\nRssFile:\tx kB\n";
+  EXPECT_EQ(proc_status_bytes(text, "VmRSS"), std::optional<std::uint64_t>{1560 * 1024});
+  EXPECT_EQ(proc_status_bytes(text, "VmHWM"), std::optional<std::uint64_t>{2048 * 1024});
+  EXPECT_EQ(proc_status_bytes(text, "RssAnon"), std::optional<std::uint64_t>{120 * 1024});
+  EXPECT_EQ(proc_status_bytes(text, "Name"), std::nullopt);     // no number
+  EXPECT_EQ(proc_status_bytes(text, "RssFile"), std::nullopt);  // no number
+  EXPECT_EQ(proc_status_bytes(text, "VmSwap"), std::nullopt);   // absent
+  EXPECT_EQ(proc_status_bytes(text, "Vm"), std::nullopt);       // a prefix is not a field
+  EXPECT_EQ(proc_status_bytes("", "VmRSS"), std::nullopt);
+}
+
 TEST(AppRealProgram, PeakRssIsOfTheWholeProcessTree) {
   ScratchDir dir("app-tree");
   const std::string prog = HS_APP_PROGRAM;

@@ -347,9 +347,9 @@ HS_HOT_TEXT static SliceMap span_clear(Segment* segment, Page* page) {
   HS_ASSERT_INTERNAL(count >= 1 && first >= kHeaderSlices && first + count <= kSlicesPerSegment);
   prof_on_span_free(page);
   // What the page may have made resident: the blocks it carved (a one-block page's block is
-  // the user's whole to touch).
+  // the user's whole to touch, the rest of its span no one's).
   const bool one_block = page_holds_one_block(page);
-  const size_t carved = one_block ? count * kSliceSize : size_t{page->capacity} * page->block_size;
+  const size_t carved = size_t{page->capacity} * page->block_size;
   for (size_t j = 0; j < count; ++j) {
     Page* slice = &segment->pages[first + j];
     const size_t slice_begin = j * kSliceSize;
@@ -511,6 +511,11 @@ HS_HOT_TEXT static void purge_uncarved_spans(Segment* segment, const SliceMap& s
 
 void purge_page_whole(Page* page) {
   const size_t purged = purge_page_slices(segment_of_page(page), page, false);
+  g_counters.purged_bytes.fetch_add(purged, std::memory_order_relaxed);
+}
+
+void span_trim_past_block(Page* page) {
+  const size_t purged = purge_page_slices(segment_of_page(page), page, true);
   g_counters.purged_bytes.fetch_add(purged, std::memory_order_relaxed);
 }
 

@@ -301,6 +301,45 @@ TEST(ReturnToOs, APageStartedOnAResidentSliceGivesBackWhatItDoesNotCarve) {
   EXPECT_EQ(damaged, 0) << "blocks lost their contents";
 }
 
+// A large block's page started on slices a bigger block had made resident gives back, at once,
+// what lies past its block (no purge round needed: a short program's peak is made before
+// one comes), and leaves the block itself, which its user may write whole, untouched.
+TEST(ReturnToOs, ALargeBlockStartedOnResidentSlicesGivesBackWhatLiesPastIt) {
+  if (hs_test::kSanitized) GTEST_SKIP() << "the sanitizer allocator replaces ours";
+  if (hs_test::page_size() != 4 * kKiB) GTEST_SKIP() << "counts 4 KiB pages";
+  const hs_test::ScopedPurgeDelays delays(-1, -1);  // no purge round may do it instead
+  void* first = nullptr;
+  void* second = nullptr;
+  size_t second_slice_before = 0;
+  size_t second_slice_after = 0;
+  size_t usable = 0;
+  bool intact = false;
+  std::thread([&] {
+    hs_free(hs_malloc(16));
+    hs_collect(1);  // this thread's free slices purged: only the ones made below are resident
+    hs_heap_t* heap = hs_heap_new();
+    // 128 KiB on two slices, written whole, freed: its slices stay resident.
+    first = hs_heap_malloc(heap, 128 * kKiB);
+    std::memset(first, 0x5a, 128 * kKiB);
+    second_slice_before = resident_pages_of_slice(static_cast<char*>(first) + 64 * kKiB);
+    hs_free(first);
+    // 64 KiB + 8 bytes: an 80 KiB block on two slices, placed on the same resident ones.
+    second = hs_heap_malloc(heap, 64 * kKiB + 8);
+    usable = hs_usable_size(second);
+    second_slice_after = resident_pages_of_slice(static_cast<char*>(second) + 64 * kKiB);
+    hs_test::fill_pattern(second, usable, 5);
+    intact = hs_test::check_pattern(second, usable, 5) == SIZE_MAX;
+    hs_free(second);
+    hs_heap_delete(heap);
+  }).join();
+  ASSERT_EQ(second, first) << "the second block was not placed on the first one's slices";
+  ASSERT_EQ(second_slice_before, 16u) << "the first block's second slice was not resident";
+  ASSERT_EQ(usable, 80 * kKiB) << "the size classes changed; pick sizes again";
+  // 16 KiB of the block lie in its second slice; 48 KiB past it were resident before.
+  EXPECT_LE(second_slice_after, 4u) << "the memory past the block stayed resident";
+  EXPECT_TRUE(intact) << "the block's usable bytes did not hold what was written";
+}
+
 // Allocations of the slow path that make and empty pages of a class the test does not use, so
 // that the thread's purge rounds run.
 static void run_purge_rounds_after(int sleep_ms) {

@@ -514,7 +514,7 @@ void purge_page_whole(Page* page) {
   g_counters.purged_bytes.fetch_add(purged, std::memory_order_relaxed);
 }
 
-void span_trim_past_block(Page* page) {
+HS_HOT_TEXT void span_trim_past_block(Page* page) {
   const size_t purged = purge_page_slices(segment_of_page(page), page, true);
   g_counters.purged_bytes.fetch_add(purged, std::memory_order_relaxed);
 }

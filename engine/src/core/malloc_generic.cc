@@ -25,7 +25,6 @@ HS_HOT_TEXT static Page* page_fresh(Heap* heap, size_t bin) {
   if (page == nullptr) return nullptr;
   page_init(page, heap, bin);
   page_extend(page);
-  if (page_holds_one_block(page)) span_trim_past_block(page);  // after its block is carved
   queue_push(heap, page, true);
   return page;
 }

@@ -489,15 +489,16 @@ HS_HOT_TEXT static size_t purge_page_slices(Segment* segment, Page* page, bool k
 
 // What a page has not carved of the slices it started on while they were resident: given
 // back, so that a page of few blocks put on a slice another page filled does not keep the
-// rest resident (its carving faults in only what it reaches). Only pages of this thread
-// outside the full list: only their owner carves them, and only full pages (carved whole)
-// are taken over by other threads. Returns the bytes purged.
+// rest resident (its carving faults in only what it reaches). Only pages of this thread: only
+// their owner carves them. A page of many blocks only outside the full list, as full pages
+// (carved whole) may be taken over by other threads; a one-block page is never taken over,
+// and what its span holds past its block (a bigger block's memory, where a 65,544-byte
+// request in the 80 KiB class went on the two slices a 128 KiB block had filled) no one may
+// touch. Returns the bytes purged.
 static size_t purge_uncarved(Segment* segment, size_t first) {
   Page* page = &segment->pages[first];
-  if (page->slice_count == 0 || page_owner_tid(page) != os::thread_id() ||
-      (page_flags(page) & kPageInFull) != 0 || page_holds_one_block(page)) {
-    return 0;
-  }
+  if (page->slice_count == 0 || page_owner_tid(page) != os::thread_id()) return 0;
+  if (!page_holds_one_block(page) && (page_flags(page) & kPageInFull) != 0) return 0;
   return purge_page_slices(segment, page, true);
 }
 
@@ -511,11 +512,6 @@ HS_HOT_TEXT static void purge_uncarved_spans(Segment* segment, const SliceMap& s
 
 void purge_page_whole(Page* page) {
   const size_t purged = purge_page_slices(segment_of_page(page), page, false);
-  g_counters.purged_bytes.fetch_add(purged, std::memory_order_relaxed);
-}
-
-HS_HOT_TEXT void span_trim_past_block(Page* page) {
-  const size_t purged = purge_page_slices(segment_of_page(page), page, true);
   g_counters.purged_bytes.fetch_add(purged, std::memory_order_relaxed);
 }
 

@@ -168,11 +168,6 @@ void purge_due(ThreadData* td, bool force);
 // Gives back everything of a page's slices that may be resident, its carved blocks included:
 // a page none of whose blocks is live, about to be marked uncarved (idle_owner.cc).
 void purge_page_whole(Page* page);
-// A one-block page just started (its block carved) on resident slices: gives back what they
-// hold past its block, which an earlier, bigger tenant made resident and no one may touch now (a
-// 65,544-byte request in the 80 KiB class on two slices would otherwise keep up to 48 KiB of
-// another page's memory resident for as long as it lives).
-void span_trim_past_block(Page* page);
 void purge_schedule(ThreadData* td);  // make sure a purge round comes after the delay
 void segment_release(ThreadData* td, Segment* segment);
 

@@ -137,8 +137,6 @@ TEST(AppRealProgram, NonPiePythonIsNotMistakenForItsOwnAllocator) {
   EXPECT_EQ(raw["samples"].size(), 2u);
 }
 
-// `sh -c 'a | b'`: two programs hold 40 MiB each at the same time. The tree's peak is their sum,
-// which no single process's ru_maxrss shows.
 // The one parse of /proc/<pid>/status the harness's memory figures go through.
 TEST(ProcStatus, FieldsAreReadByExactNameInBytes) {
   const char* text =
@@ -154,6 +152,8 @@ TEST(ProcStatus, FieldsAreReadByExactNameInBytes) {
   EXPECT_EQ(proc_status_bytes("", "VmRSS"), std::nullopt);
 }
 
+// `sh -c 'a | b'`: two programs hold 40 MiB each at the same time. The tree's peak is their sum,
+// which no single process's ru_maxrss shows.
 TEST(AppRealProgram, PeakRssIsOfTheWholeProcessTree) {
   ScratchDir dir("app-tree");
   const std::string prog = HS_APP_PROGRAM;

@@ -134,6 +134,8 @@ typedef enum hs_option_e {
   hs_option_purge_delay_max,   // HEAPSCOPE_PURGE_DELAY_MAX: ceiling of the adaptive delay (250 ms)
   hs_option_dirty_max_bytes,   // HEAPSCOPE_DIRTY_MAX_BYTES: free memory a thread keeps resident
   hs_option_fault_map_every,   // HEAPSCOPE_FAULT_MAP_EVERY: testing, every Nth OS mapping fails (0)
+  hs_option_purge_thread,      // HEAPSCOPE_PURGE_THREAD: 1 starts a thread that returns free
+                               // memory to the OS while no thread calls the allocator (0; Linux)
   hs_option_count_
 } hs_option_t;
 HS_API long hs_option_get(hs_option_t option);

@@ -224,6 +224,17 @@ HS_HOT_TEXT void sweep_idle_owner_due() {
   }
 }
 
+void purge_for_idle_owner(Heap* owner, int64_t now, int64_t grace_ms) {
+  HeapShared* shared = heap_shared(owner);
+  if (!spin_try_lock(shared->owner_lock)) return;  // in a slow path: it purges for itself
+  // Under the lock the id says whether this slot is a live thread's default heap (0 for a
+  // first-class heap, or while a thread is set up or torn down).
+  if (shared->takeover_tid.load(std::memory_order_relaxed) != 0 && owner->td != nullptr) {
+    segments_purge_overdue(owner->td, now, grace_ms);
+  }
+  spin_unlock(shared->owner_lock);
+}
+
 HS_HOT_TEXT void divert_own_direct_tables() {
   Heap* heap = tls_heap;
   if (HS_HARDENED || heap == &g_empty_heap) return;

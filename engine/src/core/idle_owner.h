@@ -42,5 +42,9 @@ void sweep_idle_owner_due();
 // points them back), no page of its is one its allocations pop from, and any of them that
 // empties while it waits for the new thread can be given back.
 void divert_own_direct_tables();
+// The purge thread (purge_thread.cc): when `owner` is a live thread's heap whose slow-path
+// lock is free, purges for it the segments whose purge deadline passed `grace_ms` or more ago
+// (it ran no purge round since).
+void purge_for_idle_owner(Heap* owner, int64_t now, int64_t grace_ms);
 
 }  // namespace heapscope

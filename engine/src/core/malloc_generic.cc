@@ -11,6 +11,7 @@
 #include "core/idle_owner.h"
 #include "core/page_queue.h"
 #include "core/profiler_hooks.h"
+#include "core/purge_thread.h"
 #include "core/segment.h"
 #include "core/thread.h"
 
@@ -151,6 +152,7 @@ HS_TEXT HS_NOINLINE void* malloc_generic(Heap* heap, size_t size, bool count_sam
     errno = ENOMEM;
     return nullptr;
   }
+  purge_thread_start_if_wanted();  // before the lock: starting a thread allocates
   OwnerSlowPath slow_path(heap);
 #if HS_PROFILER
   if (count_sample && HS_UNLIKELY(countdown_charge(heap, size)) &&

@@ -4,6 +4,7 @@
 
 #include <atomic>
 
+#include "core/purge_thread.h"
 #include "core/stats.h"
 #include "core/thread.h"
 #include "platform/platform.h"
@@ -32,12 +33,15 @@ constexpr OptionRow kOptions[hs_option_count_] = {
      "oldest is purged at once"},
     {"fault_map_every", 0,
      "testing: every Nth request for OS memory fails as if the OS refused it (0: never)"},
+    {"purge_thread", 0,
+     "1: a background thread returns free memory to the OS on the purge delay while no thread "
+     "calls the allocator (Linux; elsewhere ignored)"},
 };
 
 std::atomic<long> g_values[hs_option_count_] = {
     kOptions[0].default_value, kOptions[1].default_value, kOptions[2].default_value,
     kOptions[3].default_value, kOptions[4].default_value, kOptions[5].default_value,
-    kOptions[6].default_value, kOptions[7].default_value,
+    kOptions[6].default_value, kOptions[7].default_value, kOptions[8].default_value,
 };
 
 // Parses a decimal integer with an optional sign, or yes/no words; false if malformed.
@@ -80,6 +84,7 @@ HS_HOT_TEXT void options_init() {
     if (parse_value(text, &value)) {
       g_values[i].store(value, std::memory_order_relaxed);
       if (i == hs_option_fault_map_every) os::set_map_fault_interval(value);
+      if (i == hs_option_purge_thread && value != 0) purge_thread_request();
     } else {
       warning("heapscope: ignoring malformed option value in the environment", nullptr);
     }
@@ -101,6 +106,7 @@ void hs_option_set(hs_option_t option, long value) {
   heapscope::process_init();
   heapscope::g_values[option].store(value, std::memory_order_relaxed);
   if (option == hs_option_fault_map_every) heapscope::os::set_map_fault_interval(value);
+  if (option == hs_option_purge_thread && value != 0) heapscope::purge_thread_request();
 }
 
 const char* hs_option_name(hs_option_t option) {

@@ -617,6 +617,11 @@ void segment_attach(ThreadData* td, Segment* segment) {
   __atomic_store_n(&segment->owner, td, __ATOMIC_SEQ_CST);
   segment_link(td, segment);
 }
+void segments_purge_overdue(ThreadData* td, int64_t now, int64_t grace_ms) {
+  for (Segment* s = td->segments; s != nullptr; s = s->next) {
+    if (s->purge_deadline != 0 && now - s->purge_deadline >= grace_ms) segment_purge(s);
+  }
+}
 void segment_purge_now(Segment* segment) {
   if (segment->dirty_slices.any()) segment_purge(segment);
 }

@@ -152,6 +152,10 @@ void segments_unmap_if_empty(ThreadData* td);
 void segment_detach(ThreadData* td, Segment* segment);
 void segment_attach(ThreadData* td, Segment* segment);
 void segment_purge_now(Segment* segment);
+// For the purge thread, with the owner's slow-path lock held: each of td's segments whose
+// purge deadline passed `grace_ms` or more before `now` gives back its free resident slices
+// and what its pages hold past their carving.
+void segments_purge_overdue(ThreadData* td, int64_t now, int64_t grace_ms);
 // Purges a segment's dirty slices but those holding at most `keep_resident_bytes` resident,
 // taken from the ones its owner used (owner_spans), then the others, each lowest first (where
 // span_alloc and a thread doing the same work go first). Returns the bytes it left resident.

@@ -14,6 +14,7 @@
 #include "core/page_counts.h"
 #include "core/page_queue.h"
 #include "core/profiler_hooks.h"
+#include "core/purge_thread.h"
 #include "core/segment.h"
 #include "core/spin_lock.h"
 #include "core/stats.h"
@@ -136,6 +137,7 @@ void fork_child() {
   prof_fork(2);
 #endif
   events_fork(2);
+  purge_thread_fork_child();
 }
 
 void thread_done(void* value);
@@ -217,6 +219,17 @@ void registry_add(Heap* heap) {
   if (g_registry != nullptr) g_registry->registry_prev = heap;
   g_registry = heap;
   spin_unlock(g_registry_lock);
+}
+
+size_t registry_snapshot(Heap** out, size_t max, size_t skip) {
+  size_t count = 0;
+  size_t index = 0;
+  spin_lock(g_registry_lock);
+  for (Heap* heap = g_registry; heap != nullptr && count < max; heap = heap->registry_next) {
+    if (index++ >= skip) out[count++] = heap;
+  }
+  spin_unlock(g_registry_lock);
+  return count;
 }
 
 HS_HOT_TEXT void registry_remove(Heap* heap) {

@@ -47,6 +47,9 @@ Heap* heap_struct_alloc();
 void heap_struct_free(Heap* heap);
 void registry_add(Heap* heap);
 void registry_remove(Heap* heap);
+// Copies up to `max` live heaps, after the first `skip`, into `out`; returns how many. The
+// slots are never unmapped, so a copied pointer stays safe to lock after its thread ends.
+size_t registry_snapshot(Heap** out, size_t max, size_t skip);
 Segment* reclaim_abandoned(ThreadData* td, size_t slices_wanted);
 void reclaim_all_abandoned(ThreadData* td);
 // A page taken over from another thread's segment (takeover.cc), out of the caller's queues,

@@ -145,6 +145,13 @@ void set_thread_value(void* value);
 void at_fork(void (*prepare)(), void (*parent)(), void (*child)());
 // Gives up the processor (spin-lock back-off).
 void yield();
+// Sleeps the calling thread for `ms` milliseconds (EINTR resumed).
+void sleep_ms(int64_t ms);
+// Starts a detached thread that runs body() with every signal blocked (a program's handlers
+// never run on it), named `name` where the OS names threads. False where the OS refuses or
+// the platform has no such thread (Windows). May allocate (the C library sets the thread
+// up): never call it while the allocator holds a lock.
+bool start_background_thread(void (*body)(), const char* name);
 
 // The next definition of `name` after the engine's own in symbol lookup order (the one the
 // engine interposes), or nullptr. May allocate: never call it from inside malloc.

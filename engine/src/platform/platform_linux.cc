@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/random.h>
@@ -311,6 +312,42 @@ HS_HOT_TEXT void at_fork(void (*prepare)(), void (*parent)(), void (*child)()) {
 }
 
 HS_HOT_TEXT void yield() { sched_yield(); }
+
+void sleep_ms(int64_t ms) {
+  timespec left{static_cast<time_t>(ms / 1000), static_cast<long>(ms % 1000) * 1000000};
+  while (nanosleep(&left, &left) != 0 && errno == EINTR) {
+  }
+}
+
+namespace {
+void (*g_background_body)() = nullptr;  // one background thread at a time is started
+
+void* background_entry(void*) {
+  g_background_body();
+  return nullptr;
+}
+}  // namespace
+
+bool start_background_thread(void (*body)(), const char* name) {
+  g_background_body = body;
+  pthread_attr_t attr;
+  if (pthread_attr_init(&attr) != 0) return false;
+  pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+  // The new thread inherits this mask: it then never takes a signal meant for the program.
+  sigset_t all;
+  sigset_t previous;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &previous);
+  pthread_t thread;
+  // Whichever pthread_create the program resolves (a sanitizer's interceptor must see every
+  // thread; in the overriding libraries, the engine's wrapper, which numbers it like any).
+  const int result = pthread_create(&thread, &attr, background_entry, nullptr);
+  pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+  pthread_attr_destroy(&attr);
+  if (result != 0) return false;
+  pthread_setname_np(thread, name);  // before this returns: whoever looks next sees it named
+  return true;
+}
 
 // RTLD_NEXT searches after the object that holds this code, which is the engine's library (or
 // the program the static library is linked into), as for the interposed functions.

@@ -343,6 +343,9 @@ void set_thread_value(void* value) {
 void at_fork(void (*)(), void (*)(), void (*)()) {}
 
 void yield() { SwitchToThread(); }
+void sleep_ms(int64_t ms) { Sleep(static_cast<DWORD>(ms)); }
+// No background purger on Windows (the purge_thread option is ignored there).
+bool start_background_thread(void (*)(), const char*) { return false; }
 
 // A PE image binds each import to one named DLL: there is no search order in which the engine
 // comes first and another definition after it (a program overrides malloc by linking the

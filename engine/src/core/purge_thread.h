@@ -1,0 +1,28 @@
+// The background purger (option purge_thread): a thread of the engine's own that returns free
+// memory to the OS on the purge delay while no thread calls the allocator.
+#pragma once
+
+#include <atomic>
+
+#include "core/common.h"
+
+namespace heapscope {
+
+// 1 while a start is wanted (the option was set, or a forked child had one running).
+extern std::atomic<int> g_purge_thread_wanted;
+
+// The option turned on: the thread starts at the next allocation slow path.
+void purge_thread_request();
+// Starts it unless it runs already; only where the allocator holds no lock (it may allocate).
+void purge_thread_start();
+// The child of a fork has no such thread: one starts again at its next allocation slow path.
+void purge_thread_fork_child();
+
+// From malloc_generic's entry, before any lock: one relaxed load when nothing is wanted.
+HS_ALWAYS_INLINE void purge_thread_start_if_wanted() {
+  if (HS_UNLIKELY(g_purge_thread_wanted.load(std::memory_order_relaxed) != 0)) {
+    purge_thread_start();
+  }
+}
+
+}  // namespace heapscope

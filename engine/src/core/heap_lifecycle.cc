@@ -63,6 +63,9 @@ HS_HOT_TEXT bool heap_release_idle_pages(Heap* heap) {
 }
 
 HS_HOT_TEXT void heap_release_all(Heap* heap) {
+  // A round run by the walk's own span_free could free the page it goes to next: the
+  // callers run one after it.
+  PurgeRoundsDeferred no_round_inside(heap->td);
   heap_for_each_page(heap, [heap](Page* page) {
     page_collect(page);
     if (page_live(page) == 0) {

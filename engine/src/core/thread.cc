@@ -448,6 +448,7 @@ static void adopt_claimed_page(ThreadData* td, Heap* heap, Page* page) {
 HS_HOT_TEXT static void adopt_returned_pages(ThreadData* td, Segment* segment) {
   if (segment->returned_pages.exchange(0, std::memory_order_seq_cst) == 0) return;
   Heap* heap = td->default_heap;
+  PurgeRoundsDeferred no_round_inside(td);  // it could release the segment being walked
   segment_for_each_page(segment, [td, heap](Page* page) {
     if (page_claim(page, heap->thread_id)) adopt_claimed_page(td, heap, page);
   });
@@ -473,6 +474,7 @@ HS_HOT_TEXT static void adopt_segment(ThreadData* td, Segment* segment) {
   }
   Heap* heap = td->default_heap;
   // Pages other threads took over stay theirs (return_taken_page gives them back).
+  PurgeRoundsDeferred no_round_inside(td);  // it could release the segment being walked
   segment_for_each_page(segment, [td, heap](Page* page) {
     if (page_claim(page, heap->thread_id)) adopt_claimed_page(td, heap, page);
   });

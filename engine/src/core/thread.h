@@ -20,9 +20,11 @@ struct ThreadData {
   // Adaptive purge delay (segment.cc): doubles, up to purge_delay_max, when memory purged
   // recently is taken again (purging it only cost a madvise and the page faults); halves
   // back toward purge_delay after a purge round with no such refault.
-  int64_t purge_delay_ms;    // 0: the option's value
-  bool refaulted;            // purged memory was reused since the last purge round
-  bool in_purge;             // purge_due is running (it frees pages, which would re-enter it)
+  int64_t purge_delay_ms;  // 0: the option's value
+  bool refaulted;          // purged memory was reused since the last purge round
+  // purge_due is running (it frees pages, which would re-enter it), or a walk that frees
+  // pages holds purge rounds off (PurgeRoundsDeferred)
+  bool in_purge;
   uint32_t kept_page_frees;  // page_retire kept a class's last page: look at the clock every 16
   // Pages this thread took over in other threads' segments (takeover.cc): while any may be,
   // its purge rounds collect them, so remote frees waiting there do not pin those segments.
@@ -35,6 +37,24 @@ struct ThreadData {
   uint64_t ordinal;              // creation order of the thread (profiler seeding)
   uint64_t prof_rng;             // the thread's sampling stream (splitmix64 state)
   uint64_t prof_rng_generation;  // the seed generation prof_rng was seeded for
+};
+
+// Holds the thread's purge rounds off for a scope. A walk over a heap's queues or a segment's
+// pages that frees some of them must: each span_free runs the round when one is due, and a
+// round frees pages too (a class's idle kept page, emptied pages taken over from other
+// threads) and releases segments left empty, which could be what the walk visits next.
+class PurgeRoundsDeferred {
+ public:
+  explicit PurgeRoundsDeferred(ThreadData* td) : td_(td), was_in_purge_(td->in_purge) {
+    td->in_purge = true;
+  }
+  ~PurgeRoundsDeferred() { td_->in_purge = was_in_purge_; }
+  PurgeRoundsDeferred(const PurgeRoundsDeferred&) = delete;
+  PurgeRoundsDeferred& operator=(const PurgeRoundsDeferred&) = delete;
+
+ private:
+  ThreadData* td_;
+  bool was_in_purge_;
 };
 
 // ---- thread.cc ---------------------------------------------------------------------------------

@@ -6,6 +6,8 @@
 #include <heapscope/heapscope.h>
 
 #include <algorithm>
+#include <chrono>
+#include <thread>
 #include <vector>
 
 #include "../support/test_support.h"
@@ -13,6 +15,7 @@
 namespace {
 
 using hs_test::on_fresh_thread;
+using hs_test::ScopedPurgeDelays;
 using hs_test::stats_now;
 
 constexpr size_t kSize = 3000;  // the 3 KiB class: 21 blocks on a one-slice page
@@ -83,6 +86,40 @@ TEST(PageKeep, APageThatSharesItsClassGoesWhenItEmpties) {
     EXPECT_EQ(stats_now().pages, pages_before + 1);
     hs_collect(1);  // a forced collection gives the kept page back too
     EXPECT_EQ(stats_now().pages, pages_before);
+  });
+}
+
+// hs_collect, like a thread's exit, walks the heap's queues and frees every page left without
+// a live block. Each free runs the purge round when one is due, and a round frees a class's
+// idle kept page: run inside the walk, it freed the page the walk was about to visit, which
+// the walk then freed a second time (a debug build stops at the queue's check; a release
+// build counted the page twice and could drop the rest of its queue). Each page must go once.
+TEST(PageKeep, ACollectionFreesEachEmptiedPageOnceWhenAPurgeRoundFallsDueInside) {
+  ScopedPurgeDelays delays(50, 50);
+  on_fresh_thread([] {
+    // A full page emptied beside the class's next page B: freed, it sets the purge deadline.
+    std::vector<void*> first_page;
+    for (int i = 0; i < 21; ++i) first_page.push_back(hs_malloc(kSize));
+    void* b = hs_malloc(kSize);
+    ASSERT_NE(b, nullptr);
+    for (void* p : first_page) hs_free(p);
+    // Page K: a first-class heap's lone page of the class, emptied (kept); deleting the heap
+    // moves K behind B in this thread's queue, its counts folded: an idle kept page.
+    hs_heap_t* heap = hs_heap_new();
+    ASSERT_NE(heap, nullptr);
+    void* k = hs_heap_malloc(heap, kSize);
+    ASSERT_NE(k, nullptr);
+    hs_free(k);
+    hs_heap_delete(heap);
+    // B's block freed by another thread: B empties only when the collection collects it.
+    std::thread([b] { hs_free(b); }).join();
+    std::this_thread::sleep_for(std::chrono::milliseconds(150));  // the deadline passes
+    const uint64_t pages_before = stats_now().pages;
+    hs_collect(0);  // B goes, the round falls due, K goes: by the round or the walk, once
+    EXPECT_EQ(stats_now().pages, pages_before - 2) << "a page was freed twice, or not at all";
+    void* again = hs_malloc(kSize);  // the class still serves
+    ASSERT_NE(again, nullptr);
+    hs_free(again);
   });
 }
 

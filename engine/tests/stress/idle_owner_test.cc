@@ -221,7 +221,10 @@ TEST_F(IdleOwner, OwnerWakingWhileItsPagesAreSweptLosesNothing) {
     const int spells = static_cast<int>(scaled(8));
     const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(20);
     // At least `spells` of them, and on until a page was swept (slow sanitized builds need
-    // more replacements before a page's blocks are all freed).
+    // more replacements before a page's blocks are all freed). Past `spells` without a sweep
+    // the idle spells grow, up to 8 times as long: on a loaded machine the freers may get too
+    // little time in a short one to look at the owner twice and free a page's last blocks.
+    auto idle = kLongerThanIdle;
     for (int spell = 0;
          spell < spells || (stats_now().pages_given_back == before.pages_given_back &&
                             std::chrono::steady_clock::now() < give_up);
@@ -229,7 +232,8 @@ TEST_F(IdleOwner, OwnerWakingWhileItsPagesAreSweptLosesNothing) {
       // A burst: the owner fills a part of the slots anew (its pages), and replaces some of
       // the others' blocks (its own frees, into pages the freers may be emptying).
       for (int k = 0; k < 3000; ++k) slots.replace(rng.next() % kSlots);
-      std::this_thread::sleep_for(kLongerThanIdle);  // idle: emptied pages may be swept
+      std::this_thread::sleep_for(idle);  // idle: emptied pages may be swept
+      if (spell + 1 >= spells && idle < 8 * kLongerThanIdle) idle *= 2;
     }
     stop.store(true, std::memory_order_release);
   });

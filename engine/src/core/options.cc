@@ -36,12 +36,17 @@ constexpr OptionRow kOptions[hs_option_count_] = {
     {"purge_thread", 0,
      "1: a background thread returns free memory to the OS on the purge delay while no thread "
      "calls the allocator (Linux; elsewhere ignored)"},
+    {"transparent_huge_pages", 0,
+     "0: segments never get transparent huge pages (where the system gives them to all memory, "
+     "a 2 MiB page for each region a small heap touches multiplies its footprint); 1: as the "
+     "system decides; 2: segments ask for them (fewer TLB misses on large heaps; Linux)"},
 };
 
 std::atomic<long> g_values[hs_option_count_] = {
     kOptions[0].default_value, kOptions[1].default_value, kOptions[2].default_value,
     kOptions[3].default_value, kOptions[4].default_value, kOptions[5].default_value,
     kOptions[6].default_value, kOptions[7].default_value, kOptions[8].default_value,
+    kOptions[9].default_value,
 };
 
 // Parses a decimal integer with an optional sign, or yes/no words; false if malformed.

@@ -121,9 +121,24 @@ static void segment_unlink(ThreadData* td, Segment* segment) {
   segment->next = segment->prev = nullptr;
 }
 
+// Transparent huge pages (the transparent_huge_pages option). Where the system gives them to
+// all memory, each 2 MiB region a segment touches becomes resident whole: a segment's header,
+// its first page of each class and its medium pages lie in different regions, and the segment
+// map's entries in use in one more, so a program with a 1-2 MiB heap would hold 5-12 MiB.
+HS_HOT_TEXT static void advise_huge_pages(void* segment) {
+  const long mode = option(hs_option_transparent_huge_pages);
+  if (mode == 1) return;
+  static std::atomic<bool> map_advised{false};
+  if (mode == 0 && !map_advised.exchange(true, std::memory_order_relaxed)) {
+    os::advise_huge_pages(g_segment_map, sizeof g_segment_map, false);
+  }
+  os::advise_huge_pages(segment, kSegmentSize, mode == 2);
+}
+
 static Segment* segment_new(ThreadData* td) {
   void* memory = os::map_aligned(kSegmentSize, kSegmentSize);
   if (memory == nullptr) return nullptr;
+  advise_huge_pages(memory);
   Segment* segment = static_cast<Segment*>(memory);  // zeroed by the OS
   segment->kind = SegmentKind::kNormal;
   segment->mapped_size = kSegmentSize;

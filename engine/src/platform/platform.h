@@ -27,6 +27,9 @@ void* remap(void* addr, size_t old_size, size_t new_size, void* target);
 bool remap_moves_joined_mappings();
 // Returns the pages to the OS at once (RSS falls); they read as zero when touched again.
 void purge(void* addr, size_t size);
+// Asks the OS to back the whole pages inside the range with transparent huge pages, or never
+// to (Linux; elsewhere nothing: Windows gives large pages only to mappings made for them).
+void advise_huge_pages(void* addr, size_t size, bool wanted);
 // Makes whole pages of a mapping inaccessible (a guard: any access faults) or read/write again.
 // False when the OS refuses (out of mapping slots, for one).
 bool protect(void* addr, size_t size, bool accessible);

@@ -93,6 +93,15 @@ void* remap(void* addr, size_t old_size, size_t new_size, void* target) {
 
 HS_HOT_TEXT void purge(void* addr, size_t size) { madvise(addr, size, MADV_DONTNEED); }
 
+HS_HOT_TEXT void advise_huge_pages(void* addr, size_t size, bool wanted) {
+  const uintptr_t mask = page_size() - 1;
+  const uintptr_t begin = (reinterpret_cast<uintptr_t>(addr) + mask) & ~mask;
+  const uintptr_t end = (reinterpret_cast<uintptr_t>(addr) + size) & ~mask;
+  if (end <= begin) return;
+  // Refused by a kernel built without transparent huge pages: then there is nothing to avoid.
+  madvise(reinterpret_cast<void*>(begin), end - begin, wanted ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
+}
+
 bool protect(void* addr, size_t size, bool accessible) {
   return mprotect(addr, size, accessible ? PROT_READ | PROT_WRITE : PROT_NONE) == 0;
 }

@@ -153,6 +153,9 @@ void purge(void* addr, size_t size) {
   abort();
 }
 
+// Large pages come only to mappings made for them (MEM_LARGE_PAGES), never to these.
+void advise_huge_pages(void* /*addr*/, size_t /*size*/, bool /*wanted*/) {}
+
 bool protect(void* addr, size_t size, bool accessible) {
   DWORD old_protection;
   return VirtualProtect(addr, size, accessible ? PAGE_READWRITE : PAGE_NOACCESS, &old_protection) !=

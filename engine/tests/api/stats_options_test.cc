@@ -18,10 +18,13 @@
 
 #include <atomic>
 #include <cstddef>
+#include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "../support/test_support.h"
@@ -482,6 +485,69 @@ TEST(Options, EnvironmentVariablesAreRead) {
   EXPECT_NE(out.find("heapscope stats"), std::string::npos)
       << "HEAPSCOPE_SHOW_STATS=1 prints the statistics at exit:\n"
       << out;
+}
+#endif
+
+#if defined(__linux__)
+// The kernel's advice flags (VmFlags in /proc/self/smaps) of the mapping holding `address`:
+// "nh" never huge pages, "hg" huge pages asked for.
+std::string advice_flags_of(const void* address) {
+  const auto target = reinterpret_cast<uintptr_t>(address);
+  FILE* smaps = std::fopen("/proc/self/smaps", "r");
+  if (smaps == nullptr) return "no smaps";
+  char line[512];
+  bool inside = false;
+  std::string flags = "mapping not found";
+  while (std::fgets(line, sizeof line, smaps) != nullptr) {
+    unsigned long begin = 0;
+    unsigned long end = 0;
+    if (std::sscanf(line, "%lx-%lx ", &begin, &end) == 2 && std::strchr(line, ':') != nullptr &&
+        std::strncmp(line, "VmFlags", 7) != 0) {
+      inside = target >= begin && target < end;
+      continue;
+    }
+    if (inside && std::strncmp(line, "VmFlags:", 8) == 0) {
+      const std::string all(line + 8);
+      flags.clear();
+      if (all.find(" nh") != std::string::npos) flags += "nh";
+      if (all.find(" hg") != std::string::npos) flags += "hg";
+      if (flags.empty()) flags = "none";
+      break;
+    }
+  }
+  std::fclose(smaps);
+  return flags;
+}
+
+// The child half of Options.TransparentHugePages* (skipped when run on its own): the segment
+// holding a small block carries the advice HS_TEST_EXPECTED_ADVICE names.
+TEST(OptionsChild, SegmentsCarryTheHugePageAdvice) {
+  const char* expected = std::getenv("HS_TEST_EXPECTED_ADVICE");
+  if (expected == nullptr) GTEST_SKIP() << "child of another test";
+  void* block = hs_malloc(100);
+  ASSERT_NE(block, nullptr);
+  EXPECT_EQ(advice_flags_of(block), expected);
+  hs_free(block);
+}
+
+// Where the system gives transparent huge pages to all memory, every 2 MiB region a segment
+// touches would be resident whole (a program with a 2 MiB heap then holds 5-12 MiB): by
+// default segments ask for none; 1 leaves it to the system, 2 asks for them.
+TEST(Options, TransparentHugePagesAdviceFollowsTheOption) {
+  if (access("/sys/kernel/mm/transparent_hugepage/enabled", F_OK) != 0) {
+    GTEST_SKIP() << "a kernel without transparent huge pages takes no advice about them";
+  }
+  if (hs_test::under_emulator()) GTEST_SKIP() << "a user-mode emulator keeps such advice";
+  const std::pair<const char*, const char*> cases[] = {
+      {"", "nh"}, {"0", "nh"}, {"1", "none"}, {"2", "hg"}};
+  for (const auto& [value, advice] : cases) {
+    SCOPED_TRACE(std::string("HEAPSCOPE_TRANSPARENT_HUGE_PAGES=") + value);
+    std::vector<std::string> env = {std::string("HS_TEST_EXPECTED_ADVICE=") + advice};
+    if (value[0] != '\0') env.push_back(std::string("HEAPSCOPE_TRANSPARENT_HUGE_PAGES=") + value);
+    std::string out;
+    EXPECT_EQ(run_self("OptionsChild.SegmentsCarryTheHugePageAdvice", env, &out), 0) << out;
+    EXPECT_NE(out.find("[  PASSED  ] 1 test"), std::string::npos) << out;
+  }
 }
 #endif
 

@@ -111,7 +111,8 @@ void hs_option_set(hs_option_t option, long value) {
   heapscope::process_init();
   heapscope::g_values[option].store(value, std::memory_order_relaxed);
   if (option == hs_option_fault_map_every) heapscope::os::set_map_fault_interval(value);
-  if (option == hs_option_purge_thread && value != 0) heapscope::purge_thread_request();
+  // The program's own call, outside the allocator: the thread can start at once.
+  if (option == hs_option_purge_thread && value != 0) heapscope::purge_thread_start();
 }
 
 const char* hs_option_name(hs_option_t option) {

@@ -11,7 +11,8 @@ namespace heapscope {
 // 1 while a start is wanted (the option was set, or a forked child had one running).
 extern std::atomic<int> g_purge_thread_wanted;
 
-// The option turned on: the thread starts at the next allocation slow path.
+// The option turned on from the environment, while the allocator initialises: the thread
+// starts at the next allocation slow path (hs_option_set starts it at once).
 void purge_thread_request();
 // Starts it unless it runs already; only where the allocator holds no lock (it may allocate).
 void purge_thread_start();

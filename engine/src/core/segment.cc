@@ -123,8 +123,9 @@ static void segment_unlink(ThreadData* td, Segment* segment) {
 
 // Transparent huge pages (the transparent_huge_pages option). Where the system gives them to
 // all memory, each 2 MiB region a segment touches becomes resident whole: a segment's header,
-// its first page of each class and its medium pages lie in different regions, and the segment
-// map's entries in use in one more, so a program with a 1-2 MiB heap would hold 5-12 MiB.
+// its first page of each class and its medium pages lie in different regions, so a program
+// with a 1-2 MiB heap would hold 5-12 MiB. The segment map (in the library's zero-filled data)
+// is marked too: its entries in use may share one more such region.
 HS_HOT_TEXT static void advise_huge_pages(void* segment) {
   const long mode = option(hs_option_transparent_huge_pages);
   if (mode == 1) return;

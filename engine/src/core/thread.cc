@@ -454,10 +454,29 @@ HS_HOT_TEXT static void adopt_returned_pages(ThreadData* td, Segment* segment) {
   });
 }
 
+// The abandoned segment to adopt: of the first kAdoptLookahead on the list, the one with the
+// most free slices still resident (the most memory the new owner reuses without faults), the
+// latest abandoned on ties. Taking the latest whatever it held, a pool of threads re-created
+// for each batch of work often took a segment its own batch's first finisher had just left,
+// while the previous batch's segments stayed on the list until the batch's frees of their
+// leftovers emptied them, and were purged down to the kept budget or unmapped, and the
+// batch mapped fresh ones (docs/allocator.md, "Thread exit"). Those not taken still age out.
+constexpr int kAdoptLookahead = 16;
+
 HS_HOT_TEXT static Segment* pop_abandoned() {
   if (__atomic_load_n(&g_abandoned, __ATOMIC_RELAXED) == nullptr) return nullptr;
   spin_lock(g_abandoned_lock);
   Segment* segment = g_abandoned;
+  size_t most_resident = 0;
+  int looked = 0;
+  for (Segment* s = g_abandoned; s != nullptr && looked < kAdoptLookahead; s = s->next) {
+    const size_t resident = (s->free_slices & s->dirty_slices).count();
+    if (resident > most_resident) {
+      most_resident = resident;
+      segment = s;
+    }
+    ++looked;
+  }
   if (segment != nullptr) abandoned_unlink(segment);
   spin_unlock(g_abandoned_lock);
   if (segment != nullptr) g_counters.abandoned_segments.fetch_sub(1, std::memory_order_relaxed);

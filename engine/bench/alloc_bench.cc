@@ -12,11 +12,15 @@
 //   large_reuse/4-32MiB malloc a 4-32 MiB buffer, write every page, free          (one op = a
 //   buffer) mixed_live/20000    replace a random block of a 20 000-block mixed live set   (one op =
 //   a pair)
+//   pool/8x1500         8 threads started together free their share of the last round's
+//                       leftovers, make 1500 blocks of 16 B-1 MiB each, keep a tenth
+//                       (program_rows.cc: a pool re-created for each batch)   (one op = a round)
 //
 // Modes besides the usual Google Benchmark flags:
 //   --smoke       every row for ~10 ms plus a tiny RSS stress run (what CTest runs)
 //   --rss-stress  only the RSS stress workload; prints {"peak_kib": N}, its own VmHWM
-//   --memory-row NAME  one program-shaped memory row (rounds, large_reuse, mixed_live, startup):
+//   --memory-row NAME  one program-shaped memory row (rounds, large_reuse, mixed_live, pool,
+//                 startup):
 //                 prints its peak, drained and idle RSS as a JSON line (compare.py)
 // Environment: HS_BENCH_EXPECT_LIB=<substring> fails unless a mapped library path contains it
 // (proves LD_PRELOAD took effect).
@@ -162,6 +166,14 @@ void bm_large_reuse(benchmark::State& state) {
   state.SetItemsProcessed(static_cast<int64_t>(state.iterations()));
 }
 
+void bm_pool(benchmark::State& state) {
+  hs_bench::PoolRounds pool(8, 1500, 1);
+  for (auto _ : state) {
+    if (pool.run_round() != 0) return fail(state, "content check failed");
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations()));
+}
+
 void bm_mixed_live(benchmark::State& state) {
   hs_bench::MixedLiveSet set(20000, 0x5eed);
   for (auto _ : state) {
@@ -194,6 +206,7 @@ void register_rows() {
   benchmark::RegisterBenchmark("rounds/2x2000", bm_rounds)->UseRealTime();
   benchmark::RegisterBenchmark("large_reuse/4-32MiB", bm_large_reuse)->UseRealTime();
   benchmark::RegisterBenchmark("mixed_live/20000", bm_mixed_live)->UseRealTime();
+  benchmark::RegisterBenchmark("pool/8x1500", bm_pool)->UseRealTime();
 }
 
 // The allocator library mapped into this process, from /proc/self/maps ("glibc" if none).
@@ -272,7 +285,7 @@ int main(int argc, char** argv) {
   int status = g_failed ? 1 : 0;
   if (smoke && status == 0) status = run_rss_stress(true);
   // The memory rows once each, shortened, so a broken row fails the smoke test.
-  for (const char* row : {"rounds", "large_reuse", "mixed_live", "startup"}) {
+  for (const char* row : {"rounds", "large_reuse", "mixed_live", "pool", "startup"}) {
     if (smoke && status == 0) status = hs_bench::run_memory_row(row, true);
   }
   return status;

@@ -88,6 +88,33 @@ size_t rounds_run(int rounds, int threads, size_t objects_per_thread, uint64_t s
 // `buffers` buffers of 4-32 MiB, every page written, each freed before the next.
 size_t large_reuse_run(int buffers, uint64_t seed);
 
+// A block of the program-shaped rows and the size it was made with (checked when freed).
+struct SizedBlock {
+  void* block = nullptr;
+  size_t size = 0;
+};
+
+// Rounds of a pool of threads re-created for each batch of work (program_rows.cc): each round
+// starts `threads` threads at once; each frees its share of the last round's leftovers, makes
+// `blocks_per_thread` blocks (70% 16-256 B, 25% to 4 KiB, 4% to 64 KiB, 1% to 1 MiB), writes
+// every byte of them, frees nine in ten and leaves the tenth for the next round.
+class PoolRounds {
+ public:
+  PoolRounds(int threads, size_t blocks_per_thread, uint64_t seed);
+  ~PoolRounds();
+  PoolRounds(const PoolRounds&) = delete;
+  PoolRounds& operator=(const PoolRounds&) = delete;
+  size_t run_round();  // returns the content-check failures
+  size_t release();    // frees the leftovers; returns the failures
+
+ private:
+  int threads_;
+  size_t blocks_per_thread_;
+  uint64_t seed_;
+  uint64_t round_ = 0;
+  std::vector<SizedBlock> left_;  // what the round's threads left for the next one
+};
+
 // The mixed live set's sizes: 78% 8-128 B, 20% 128 B-2 KiB, 2% 2-32 KiB, 1 in 2000 up to 1 MiB
 // (hs-alloc-bench's mixed_live row and hs-ab-loop's mixed workload).
 inline size_t mixed_size(SplitMix64& rng) {
@@ -109,15 +136,11 @@ class MixedLiveSet {
   size_t release();    // frees every block; returns the failures
 
  private:
-  struct Slot {
-    void* block = nullptr;
-    size_t size = 0;
-  };
   SplitMix64 rng_;
-  std::vector<Slot> slots_;
+  std::vector<SizedBlock> slots_;
 };
 
-// One memory row in this process (rounds, large_reuse, mixed_live, startup): prints one JSON
+// One memory row in this process (rounds, large_reuse, mixed_live, pool, startup): prints one JSON
 // line with the peak RSS, the RSS once the work has drained and after a second idle. Returns
 // the exit status (2: unknown row).
 int run_memory_row(const std::string& row, bool smoke);

@@ -11,8 +11,8 @@ mimalloc (median over rounds of engine_round / mimalloc_round, same round = same
 Peak RSS: the binary's --rss-stress workload, run once per allocator per round in the same
 shuffled order; the VmHWM the child prints (not wait4's ru_maxrss, which starts from this
 process's size and falls short on Linux 6.2+). Then the memory rows (--memory-row NAME:
-rounds, large_reuse, mixed_live, startup), each in a process of its own: its peak RSS, and its
-RSS a second after the work drained with no allocator call since (what an idle process keeps),
+rounds, large_reuse, mixed_live, pool, startup), each in a process of its own: its peak RSS, and
+its RSS a second after the work drained with no allocator call since (what an idle process keeps),
 with the ratio to the smallest of the row.
 
 Example (from the repository root, after building):
@@ -146,7 +146,7 @@ def run_rss(bench, lib, expect, extra):
     return json.loads(lines[-1])["peak_kib"]
 
 
-MEMORY_ROWS = ["rounds", "large_reuse", "mixed_live", "startup"]
+MEMORY_ROWS = ["rounds", "large_reuse", "mixed_live", "pool", "startup"]
 
 
 def run_memory_row(bench, lib, expect, extra, row):

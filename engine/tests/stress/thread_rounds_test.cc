@@ -562,20 +562,24 @@ TEST(ThreadRounds, ANewThreadAdoptsTheAbandonedSegmentWithTheMostResidentFreeMem
 // frees its share of what the last round left, makes a few MiB of mixed blocks and keeps a
 // tenth for the next round. The new threads must take the segments that still hold the last
 // round's free memory. Taking the most recently abandoned ones instead, the pool's threads
-// faulted in 2,100-3,400 pages a round here against 170-590 (a round writes ~23,600); at
-// 8 threads of 22 MB a round, 3.5x the time (docs/allocator.md, "Thread exit").
+// faulted in 1,160-3,290 pages in the median round here against 31-470 (a round writes
+// ~23,600; the bound is a 32nd of that); at 8 threads of 22 MB a round, 3.5x the time
+// (docs/allocator.md, "Which abandoned segment a thread adopts").
 TEST(ThreadRounds, RoundsOfThreadPoolsReuseTheResidentSegments) {
   if (hs_test::kSanitized) GTEST_SKIP() << "shadow memory faults in with every page touched";
+  // Slow rounds (a loaded machine) must not reach the purge deadlines: what is measured is
+  // which memory the new threads take, not how long it stays.
+  hs_test::ScopedPurgeDelays long_delays(1000, 10000);
   constexpr int kThreads = 8;
   constexpr int kRounds = 30;
   constexpr int kWarmRounds = 6;
   constexpr size_t kBlocks = 1500;
   std::vector<void*> left;  // the last round's tenth
   std::mutex left_lock;
-  long faults_at_warm = 0;
+  std::vector<long> faults;  // per round after the warm ones
   size_t bytes_per_round = 0;
   for (int round = 0; round < kRounds; ++round) {
-    if (round == kWarmRounds) faults_at_warm = minor_faults();
+    const long faults_before = minor_faults();
     std::vector<void*> previous;
     previous.swap(left);
     std::atomic<size_t> bytes{0};
@@ -614,15 +618,18 @@ TEST(ThreadRounds, RoundsOfThreadPoolsReuseTheResidentSegments) {
     }
     for (std::thread& worker : pool) worker.join();
     bytes_per_round = bytes.load();
+    if (round >= kWarmRounds) faults.push_back(minor_faults() - faults_before);
   }
-  const long per_round = (minor_faults() - faults_at_warm) / (kRounds - kWarmRounds);
   for (void* p : left) hs_free(p);
+  // The median round: how the threads of a round interleave on few cores moves single rounds.
+  std::sort(faults.begin(), faults.end());
+  const long per_round = faults[faults.size() / 2];
   const long pages_per_round = static_cast<long>(bytes_per_round / 4096);
-  std::printf("minor page faults per round: %ld (a round writes %ld pages)\n", per_round,
+  std::printf("minor page faults in the median round: %ld (a round writes %ld pages)\n", per_round,
               pages_per_round);
-  EXPECT_LE(per_round, pages_per_round / 16)
-      << per_round << " minor page faults per round of " << kThreads << " new threads writing "
-      << pages_per_round << " pages";
+  EXPECT_LE(per_round, pages_per_round / 32)
+      << per_round << " minor page faults in the median round of " << kThreads
+      << " new threads writing " << pages_per_round << " pages";
 }
 #endif
 

@@ -457,10 +457,10 @@ HS_HOT_TEXT static void adopt_returned_pages(ThreadData* td, Segment* segment) {
 // The abandoned segment to adopt: of the first kAdoptLookahead on the list, the one with the
 // most free slices still resident (the most memory the new owner reuses without faults), the
 // latest abandoned on ties. Taking the latest whatever it held, a pool of threads re-created
-// for each batch of work often took a segment its own batch's first finisher had just left,
-// while the previous batch's segments stayed on the list until the batch's frees of their
-// leftovers emptied them, and were purged down to the kept budget or unmapped, and the
-// batch mapped fresh ones (docs/allocator.md, "Thread exit"). Those not taken still age out.
+// for each batch of work left segments still holding the last batch's free memory on the
+// list until the frees of their leftovers emptied them, to be purged down to the kept budget
+// or unmapped, while the batch mapped fresh ones (docs/allocator.md, "Which abandoned segment
+// a thread adopts"). Those not taken still age out.
 constexpr int kAdoptLookahead = 16;
 
 HS_HOT_TEXT static Segment* pop_abandoned() {

@@ -16,7 +16,6 @@
 // Every block carries its size in its first word, checked before it is freed.
 #include <unistd.h>
 
-#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdint>

@@ -39,12 +39,14 @@ inline constexpr size_t kMinAlign = 16;          // every block is 16-byte align
 inline constexpr size_t kSmallDirectMax = 1024;  // sizes served by the direct table
 inline constexpr size_t kDirectSlots = kSmallDirectMax / kMinAlign + 1;
 inline constexpr size_t kSmallBlockMax = 8 * 1024;    // blocks on one-slice pages
-inline constexpr size_t kMediumBlockMax = 64 * 1024;  // blocks on eight-slice pages
+inline constexpr size_t kMediumBlockMax = 64 * 1024;  // blocks on four-slice pages
 // Above the small table, every class up to kMediumBlockMax is a multiple of 256 bytes, so a
 // second table indexed by (size+255)/256 finds those pages without computing the class.
 inline constexpr size_t kMediumDirectStep = 256;
 inline constexpr size_t kMediumDirectSlots = kMediumBlockMax / kMediumDirectStep + 1;
-inline constexpr size_t kMediumPageSlices = 8;
+// 256 KiB: a class with a few blocks live holds no more of a segment than that (docs/
+// allocator.md, "Medium pages"); every medium class fits at most 12.5% slack (56 KiB: 4 blocks).
+inline constexpr size_t kMediumPageSlices = 4;
 // realloc moving a block that grows to at least this size (up to kMediumBlockMax) puts it on a
 // slice of its own, where it can keep growing without copies (at most 2x the address space).
 inline constexpr size_t kGrowthSpanMin = 32 * 1024;

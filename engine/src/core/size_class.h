@@ -54,7 +54,7 @@ constexpr bool medium_classes_fit_direct_step() {
 static_assert(medium_classes_fit_direct_step());
 
 // A medium page's blocks fill it to within an eighth (the 56 KiB class: 4 blocks, 32 KiB
-// left over), so pages shorter than kMediumPageSlices would not pay for themselves in slack.
+// left over): a shorter kMediumPageSlices that left a class more slack fails here.
 constexpr bool medium_pages_fill_to_an_eighth() {
   for (size_t bin = bin_of(kSmallBlockMax) + 1; bin <= bin_of(kMediumBlockMax); ++bin) {
     const size_t page = bin_page_slices(bin) * kSliceSize;

@@ -306,20 +306,30 @@ HS_HOT_TEXT Page* span_alloc(ThreadData* td, size_t slices, size_t bin) {
   // (their resident part is where its next page carves); for a one-slice class without one,
   // the resident slice that best fits what the class carved here last. Then any free run. A
   // one-block page (a large class) is the user's to touch whole: any resident run serves it.
-  if (bin != 0 && bin_block_size(bin) <= kMediumBlockMax) {
+  for (bool adopted = false;; adopted = true) {
+    if (bin != 0 && bin_block_size(bin) <= kMediumBlockMax) {
+      for (Segment* s = td->segments; s != nullptr; s = s->next) {
+        SliceMap dirty = s->free_slices & s->dirty_slices;
+        if (dirty.none()) continue;
+        long first = same_class_run(s, dirty, bin, slices);
+        if (first >= 0) return span_take(td, s, static_cast<size_t>(first), slices, bin);
+      }
+    }
     for (Segment* s = td->segments; s != nullptr; s = s->next) {
       SliceMap dirty = s->free_slices & s->dirty_slices;
       if (dirty.none()) continue;
-      long first = same_class_run(s, dirty, bin, slices);
+      long first = bin != 0 && bin < kSmallBinCount ? best_fitting_slice(s, dirty, bin) : -1;
+      if (first < 0) first = dirty.find_run(slices);
       if (first >= 0) return span_take(td, s, static_cast<size_t>(first), slices, bin);
     }
-  }
-  for (Segment* s = td->segments; s != nullptr; s = s->next) {
-    SliceMap dirty = s->free_slices & s->dirty_slices;
-    if (dirty.none()) continue;
-    long first = bin != 0 && bin < kSmallBinCount ? best_fitting_slice(s, dirty, bin) : -1;
-    if (first < 0) first = dirty.find_run(slices);
-    if (first >= 0) return span_take(td, s, static_cast<size_t>(first), slices, bin);
+    // None of its own: before faulting a medium or large page in, once, the resident memory
+    // an exited thread left (reclaim_abandoned_resident; its code is not among the library's
+    // hot code, as a program whose threads never exit never runs it).
+    if (adopted || slices < kMediumPageSlices ||
+        g_counters.abandoned_segments.load(std::memory_order_relaxed) == 0 ||
+        reclaim_abandoned_resident(td, slices) == nullptr) {
+      break;
+    }
   }
   for (Segment* s = td->segments; s != nullptr; s = s->next) {
     long first = s->free_slices.find_run(slices);

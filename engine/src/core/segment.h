@@ -29,6 +29,9 @@ struct Segment {
   Segment* next;  // owner's segment list, or the abandoned list (under its lock)
   Segment* prev;
   bool abandoned;  // on the abandoned list (guarded by the abandoned-list lock)
+  // The creation ordinal (ThreadData::ordinal) of the thread that abandoned it last: only
+  // threads created after that one take it over for its resident memory (thread.cc).
+  uint64_t abandoned_by;
   // A page another thread had taken over was given back while the segment had an owner (or
   // was between owners): whoever owns it takes the page over (reclaim_returned_pages).
   std::atomic<uint8_t> returned_pages;

@@ -403,6 +403,7 @@ static void abandon_segments(ThreadData* td) {
       continue;
     }
     if (segment_is_empty(segment)) keep_empty_abandoned(segment);
+    segment->abandoned_by = td->ordinal;
     abandoned_push(segment);
     abandoned_schedule_purge(segment, true);
     bool freed_meanwhile = false;
@@ -499,6 +500,37 @@ HS_HOT_TEXT static void adopt_segment(ThreadData* td, Segment* segment) {
   });
   // A page given back after the walk passed it (its returner saw no owner yet).
   adopt_returned_pages(td, segment);
+}
+
+// A thread whose own segments have no resident run for a medium or large page would fault
+// fresh slices in while an exited thread's free memory sits resident on the list (a pool of
+// threads started together: those that finish first leave megabytes that the others could
+// use). It takes such a segment over first, if it holds at least this much free and resident
+// memory and its last owner was created before the taker. An older thread (a main thread
+// between rounds of workers) would take what the next worker it starts adopts at its first
+// allocation, and that worker would then map a fresh segment. 4 MiB: the budget of emptied
+// segments kept for new threads (3 MiB) never qualifies.
+constexpr size_t kResidentAdoptMinSlices = (size_t{4} << 20) / kSliceSize;
+
+Segment* reclaim_abandoned_resident(ThreadData* td, size_t slices) {
+  spin_lock(g_abandoned_lock);
+  Segment* found = nullptr;
+  int looked = 0;
+  for (Segment* s = g_abandoned; s != nullptr && looked < kAdoptLookahead; s = s->next) {
+    ++looked;
+    if (s->abandoned_by >= td->ordinal) continue;
+    const SliceMap resident_free = s->free_slices & s->dirty_slices;
+    if (resident_free.count() >= kResidentAdoptMinSlices && resident_free.find_run(slices) >= 0) {
+      found = s;
+      break;
+    }
+  }
+  if (found != nullptr) abandoned_unlink(found);
+  spin_unlock(g_abandoned_lock);
+  if (found == nullptr) return nullptr;
+  g_counters.abandoned_segments.fetch_sub(1, std::memory_order_relaxed);
+  adopt_segment(td, found);
+  return found;
 }
 
 HS_HOT_TEXT Segment* reclaim_abandoned(ThreadData* td, size_t slices_wanted) {

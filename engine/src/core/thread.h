@@ -71,6 +71,9 @@ void registry_remove(Heap* heap);
 // slots are never unmapped, so a copied pointer stays safe to lock after its thread ends.
 size_t registry_snapshot(Heap** out, size_t max, size_t skip);
 Segment* reclaim_abandoned(ThreadData* td, size_t slices_wanted);
+// A segment an exited thread created before td left with at least kResidentAdoptMinSlices
+// of free resident slices, `slices` of them in a run, adopted by td; nullptr if none is.
+Segment* reclaim_abandoned_resident(ThreadData* td, size_t slices);
 void reclaim_all_abandoned(ThreadData* td);
 // A page taken over from another thread's segment (takeover.cc), out of the caller's queues,
 // goes back to that segment: tidied there if the segment is abandoned, else left for its

@@ -132,8 +132,7 @@ typedef enum hs_option_e {
   hs_option_huge_cache_bytes,  // HEAPSCOPE_HUGE_CACHE_BYTES: freed huge mappings kept (at least)
   hs_option_check_frees,       // HEAPSCOPE_CHECK_FREES: detect double/invalid free (0; 1 in debug)
   hs_option_purge_delay_max,   // HEAPSCOPE_PURGE_DELAY_MAX: ceiling of the adaptive delay (250 ms)
-  hs_option_dirty_max_bytes,   // HEAPSCOPE_DIRTY_MAX_BYTES: free memory a thread keeps resident,
-                               // and exited threads' emptied segments together (64 MiB)
+  hs_option_dirty_max_bytes,   // HEAPSCOPE_DIRTY_MAX_BYTES: free memory a thread keeps resident
   hs_option_fault_map_every,   // HEAPSCOPE_FAULT_MAP_EVERY: testing, every Nth OS mapping fails (0)
   hs_option_purge_thread,      // HEAPSCOPE_PURGE_THREAD: 1 starts a thread that returns free
                                // memory to the OS while no thread calls the allocator (0; Linux)

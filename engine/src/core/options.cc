@@ -29,9 +29,8 @@ constexpr OptionRow kOptions[hs_option_count_] = {
     {"purge_delay_max", 250,
      "ceiling (ms) the purge delay may grow to while purged memory keeps being reused"},
     {"dirty_max_bytes", 64L << 20,
-     "free memory one thread keeps resident while it waits for the purge delay, and exited "
-     "threads' emptied segments together until their deadline; beyond it, the oldest is purged "
-     "at once"},
+     "free memory one thread keeps resident while it waits for the purge delay; beyond it, the "
+     "oldest is purged at once"},
     {"fault_map_every", 0,
      "testing: every Nth request for OS memory fails as if the OS refused it (0: never)"},
     {"purge_thread", 0,

@@ -58,27 +58,11 @@ Segment* g_abandoned = nullptr;
 // resident.
 size_t g_abandoned_empty = 0;
 constexpr size_t kMaxEmptyAbandoned = 2;
-// What the kept ones keep resident, together (the first takes what it needs, the second what
-// is left), and the sum of their Segment::kept_resident. 3 MiB: two threads' slices in rounds
-// of hs-alloc-bench's rounds/2x2000 creep up to 2.0-2.4 MiB (docs/allocator.md). A segment
-// worth taking over (kResidentAdoptMinSlices of free resident slices: its thread used many
-// MiB) may keep up to what a live thread may keep of its free memory, dirty_max_bytes (64 MiB
-// by default), with the others, until the purge deadline: trimmed to 3 MiB, threads that each
-// use tens of MiB and exit (a Python program's threads, whose last blocks the interpreter
-// frees after they exit, emptying their segments on the list) faulted all of it in again,
-// one thread after the other (docs/allocator.md, "Thread exit").
+// What the kept ones keep resident, together (the first takes what it needs, the second
+// what is left), and the sum of their Segment::kept_resident. 3 MiB: two threads' slices in
+// rounds of hs-alloc-bench's rounds/2x2000 creep up to 2.0-2.4 MiB (docs/allocator.md).
 constexpr size_t kEmptyAbandonedResident = size_t{3} << 20;
-constexpr size_t kResidentAdoptMinSlices = (size_t{4} << 20) / kSliceSize;
 size_t g_abandoned_empty_resident = 0;
-HS_HOT_TEXT size_t kept_empty_budget(const Segment* segment) {
-  if ((segment->free_slices & segment->dirty_slices).count() < kResidentAdoptMinSlices) {
-    return kEmptyAbandonedResident;
-  }
-  const long limit = option(hs_option_dirty_max_bytes);
-  if (limit < 0) return SIZE_MAX;
-  return static_cast<size_t>(limit) > kEmptyAbandonedResident ? static_cast<size_t>(limit)
-                                                              : kEmptyAbandonedResident;
-}
 
 // A default heap and its thread data live together in one pool slot.
 // The HeapShared part is constructed once, when the slot is first carved, and never again:
@@ -335,9 +319,8 @@ HS_HOT_TEXT static void abandoned_unlink(Segment* segment) {
 
 // An emptied segment stays on the list with what is left of the shared budget resident in its
 // lowest free slices (where the next thread's pages go); the rest is purged now.
-HS_HOT_TEXT static void keep_empty_abandoned(Segment* segment) {
-  const size_t budget = kept_empty_budget(segment);
-  const size_t left = budget > g_abandoned_empty_resident ? budget - g_abandoned_empty_resident : 0;
+static void keep_empty_abandoned(Segment* segment) {
+  const size_t left = kEmptyAbandonedResident - g_abandoned_empty_resident;
   segment->kept_resident = segment_trim_dirty(segment, left);
   g_abandoned_empty_resident += segment->kept_resident;
 }
@@ -522,11 +505,13 @@ HS_HOT_TEXT static void adopt_segment(ThreadData* td, Segment* segment) {
 // A thread whose own segments have no resident run for a medium or large page would fault
 // fresh slices in while an exited thread's free memory sits resident on the list (a pool of
 // threads started together: those that finish first leave megabytes that the others could
-// use). It takes such a segment over first, if it holds at least kResidentAdoptMinSlices of
-// free resident slices (4 MiB: worth the walk over its pages) and its last owner was created
-// before the taker. An older thread (a main thread between rounds of workers) would take what
-// the next worker it starts adopts at its first allocation, and that worker would then map a
-// fresh segment.
+// use). It takes such a segment over first, if it holds at least this much free and resident
+// memory and its last owner was created before the taker. An older thread (a main thread
+// between rounds of workers) would take what the next worker it starts adopts at its first
+// allocation, and that worker would then map a fresh segment. 4 MiB: the budget of emptied
+// segments kept for new threads (3 MiB) never qualifies.
+constexpr size_t kResidentAdoptMinSlices = (size_t{4} << 20) / kSliceSize;
+
 Segment* reclaim_abandoned_resident(ThreadData* td, size_t slices) {
   spin_lock(g_abandoned_lock);
   Segment* found = nullptr;
@@ -622,9 +607,8 @@ HS_HOT_TEXT bool free_into_abandoned(Segment* segment, Page* page, void* p) {
 }
 
 // Abandoned segments with remote frees nobody collected (a freer that raced the abandonment
-// pushed onto thread_free): collect them in place, releasing what became empty. Not among
-// the library's hot code: only such a race runs it.
-void reclaim_freed_into() {
+// pushed onto thread_free): collect them in place, releasing what became empty.
+HS_HOT_TEXT void reclaim_freed_into() {
   if (!g_abandoned_freed_into.exchange(false, std::memory_order_acquire)) return;
   spin_lock(g_abandoned_lock);
   Segment* segment = g_abandoned;

@@ -89,13 +89,11 @@ TEST(ReturnToOs, RssFallsAfterFreeingALargeLiveSet) {
 }
 
 // Statistics after adopting whatever earlier tests in this process left abandoned.
-// What an emptied segment of an exited thread may keep committed for the next thread until
-// its purge deadline (two such segments at most; the tests below have one exited thread
-// each): its header slices and free slices up to dirty_max_bytes resident (core/thread.cc,
-// kept_empty_budget; segment_trim_dirty picks them). The two tests below set that budget to
-// 3 MiB, under the 6 MiB their thread makes, and carve their pages whole, so that is 48
-// slices; what is over the budget must come back at once.
-constexpr long kKeptBudget = 3L << 20;
+// What an emptied segment of an exited thread may keep committed for the next thread (two
+// such segments at most; the tests below have one exited thread each): its
+// header slices and free slices up to 3 MiB resident (core/thread.cc,
+// kEmptyAbandonedResident; segment_trim_dirty picks them). The tests below carve their pages whole,
+// so that is 48 slices.
 constexpr uint64_t kKeptEmptyAbandoned = (2 + 48) * 64 * 1024;
 
 hs_stats_t stats_with_nothing_abandoned() {
@@ -109,7 +107,6 @@ hs_stats_t stats_with_nothing_abandoned() {
 // reclaim waited for a global 4 MiB trigger).
 TEST(ReturnToOs, FreesAfterTheOwnerExitedReclaimItsSegments) {
   if (hs_test::kSanitized) GTEST_SKIP() << "the sanitizer allocator replaces ours";
-  hs_test::ScopedOption budget(hs_option_dirty_max_bytes, kKeptBudget);
   const hs_stats_t before = stats_with_nothing_abandoned();
   ASSERT_EQ(before.abandoned_segments, 0u);
   std::vector<void*> blocks;
@@ -158,7 +155,6 @@ void churn_small_blocks() {
 
 TEST(ReturnToOs, FreesFromALateDestructorAreReclaimedByALiveThread) {
   if (hs_test::kSanitized) GTEST_SKIP() << "the sanitizer allocator replaces ours";
-  hs_test::ScopedOption budget(hs_option_dirty_max_bytes, kKeptBudget);
   const hs_stats_t before = stats_with_nothing_abandoned();
   ASSERT_EQ(before.abandoned_segments, 0u);
   std::vector<void*> blocks;
@@ -184,38 +180,6 @@ TEST(ReturnToOs, FreesFromALateDestructorAreReclaimedByALiveThread) {
   EXPECT_LE(freed.committed_bytes, committed_before + kKeptEmptyAbandoned)
       << "committed " << committed_before / kMiB << " MiB before, " << freed.committed_bytes / kMiB
       << " MiB once the late destructor freed its blocks";
-}
-
-// With the default budget an emptied segment keeps what its thread made (here 6 MiB) for
-// the next thread, and gives it back at the deadline even if no thread ever takes it.
-TEST(ReturnToOs, AnEmptiedSegmentKeptForTheNextThreadGoesAtItsDeadline) {
-  if (hs_test::kSanitized) GTEST_SKIP() << "the sanitizer allocator replaces ours";
-  hs_test::ScopedPurgeDelays delays(10, 250);  // the defaults, whatever earlier tests set
-  const hs_stats_t before = stats_with_nothing_abandoned();
-  ASSERT_EQ(before.abandoned_segments, 0u);
-  std::vector<void*> blocks;
-  std::thread owner([&blocks] {
-    for (int i = 0; i < 12288; ++i) {
-      void* p = hs_malloc(512);
-      if (p == nullptr) std::abort();
-      std::memset(p, 1, 512);
-      blocks.push_back(p);
-    }
-  });
-  owner.join();
-  for (void* p : blocks) hs_free(p);
-  const hs_stats_t freed = hs_test::stats_now();
-  EXPECT_GE(freed.committed_bytes, before.committed_bytes + 4 * kMiB)
-      << "the emptied segment did not keep its memory for the next thread";
-  hs_stats_t now = hs_test::stats_now();
-  for (int i = 0; i < 300 && now.committed_bytes > before.committed_bytes + kMiB; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    hs_free(hs_malloc(100000));  // its slow path runs the purges that are due
-    now = hs_test::stats_now();
-  }
-  EXPECT_LE(now.committed_bytes, before.committed_bytes + kMiB)
-      << "committed " << before.committed_bytes / kMiB << " MiB before, "
-      << now.committed_bytes / kMiB << " MiB three seconds after the deadline";
 }
 
 // Purged memory that is wanted again a moment later costs a madvise and a page fault per

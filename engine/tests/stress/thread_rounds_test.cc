@@ -680,46 +680,6 @@ TEST(ThreadRounds, ARunningThreadTakesTheResidentMemoryAnEarlierThreadLeft) {
                                << " pages of buffers an exited thread had left resident";
 }
 
-// Threads one after another, each making ~12 MiB whose last blocks another thread frees
-// after it exited (a Python program's threads: the interpreter frees a thread's last objects
-// once it is gone), so its segment empties on the abandoned list. The next thread must find
-// that memory resident: kept to a fixed 3 MiB, every thread faulted ~9 MiB in again (a
-// Python script of such threads ran 6x tcmalloc's time).
-TEST(ThreadRounds, ThreadsWhoseLastBlocksAreFreedAfterTheyExitLeaveTheirMemoryToTheNext) {
-  if (hs_test::kSanitized) GTEST_SKIP() << "shadow memory faults in with every page touched";
-  hs_test::ScopedPurgeDelays long_delays(1000, 10000);  // a slow machine must not purge it
-  hs_collect(1);
-  constexpr size_t kBuffer = 256 * 1024;
-  constexpr int kBuffers = 48;
-  constexpr int kThreads = 6;
-  long faults_after_the_first = 0;
-  for (int t = 0; t < kThreads; ++t) {
-    const long before = minor_faults();
-    std::vector<void*> last;  // freed by this thread once the worker exited
-    std::thread([&last] {
-      std::vector<void*> buffers;
-      for (int i = 0; i < kBuffers; ++i) {
-        buffers.push_back(hs_malloc(kBuffer));
-        std::memset(buffers.back(), 1, kBuffer);
-      }
-      for (size_t i = 0; i < buffers.size(); ++i) {
-        if (i % 8 == 0) {
-          last.push_back(buffers[i]);
-        } else {
-          hs_free(buffers[i]);
-        }
-      }
-    }).join();
-    for (void* p : last) hs_free(p);
-    if (t > 0) faults_after_the_first += minor_faults() - before;
-  }
-  const long per_thread = faults_after_the_first / (kThreads - 1);
-  const long pages = static_cast<long>(kBuffers * kBuffer / 4096);
-  std::printf("minor page faults per thread after the first: %ld\n", per_thread);
-  EXPECT_LE(per_thread, pages / 8) << per_thread << " minor page faults per thread writing "
-                                   << pages << " pages its predecessor had left resident";
-}
-
 // Not the other way round: a thread created before the one that exited (a main thread that
 // starts a worker per round and works beside it, as in mimalloc-bench's mstress) leaves the
 // exited thread's segment to the next new thread, which adopts one at its first allocation.

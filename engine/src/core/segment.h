@@ -29,9 +29,11 @@ struct Segment {
   Segment* next;  // owner's segment list, or the abandoned list (under its lock)
   Segment* prev;
   bool abandoned;  // on the abandoned list (guarded by the abandoned-list lock)
-  // The creation ordinal (ThreadData::ordinal) of the thread that abandoned it last: only
-  // threads created after that one take it over for its resident memory (thread.cc).
+  // The creation ordinal (ThreadData::ordinal) and start time (ThreadData::started_ms) of
+  // the thread that abandoned it last: only threads created after that one, or started in
+  // the same batch, take it over for its resident memory (thread.cc).
   uint64_t abandoned_by;
+  int64_t abandoner_started_ms;
   // A page another thread had taken over was given back while the segment had an owner (or
   // was between owners): whoever owns it takes the page over (reclaim_returned_pages).
   std::atomic<uint8_t> returned_pages;

@@ -28,8 +28,12 @@ Page g_empty_page;
 constinit Heap g_empty_heap;
 HS_THREAD_LOCAL(Heap*, tls_heap, &g_empty_heap);
 static HS_THREAD_LOCAL(uint64_t, t_creation_ordinal, 0);
+static HS_THREAD_LOCAL(int64_t, t_started_ms, 0);
 
-HS_HOT_TEXT void set_thread_creation_ordinal(uint64_t ordinal) { t_creation_ordinal = ordinal; }
+HS_HOT_TEXT void set_thread_creation_ordinal(uint64_t ordinal) {
+  t_creation_ordinal = ordinal;
+  t_started_ms = os::now_ms();
+}
 
 HS_HOT_TEXT void spin_lock(std::atomic<uint32_t>& word) {
   for (;;) {
@@ -272,9 +276,13 @@ HS_HOT_TEXT Heap* thread_heap_init() {
   ThreadData* td = &reinterpret_cast<ThreadSlot*>(heap)->td;
   if (t_creation_ordinal != 0) {
     td->ordinal = t_creation_ordinal;
+    td->started_ms = t_started_ms;
   } else {
+    // Not started through our wrapper: numbered and timed by its first allocation, the main
+    // thread (the first) left out of every batch.
     uint64_t n = g_thread_ordinal.fetch_add(1, std::memory_order_relaxed);
     td->ordinal = n == 0 ? 0 : kUnorderedThreadBase + n;
+    td->started_ms = n == 0 ? 0 : os::now_ms();
   }
   heap_init(heap, td, true);
   td->default_heap = heap;
@@ -404,6 +412,7 @@ static void abandon_segments(ThreadData* td) {
     }
     if (segment_is_empty(segment)) keep_empty_abandoned(segment);
     segment->abandoned_by = td->ordinal;
+    segment->abandoner_started_ms = td->started_ms;
     abandoned_push(segment);
     abandoned_schedule_purge(segment, true);
     bool freed_meanwhile = false;
@@ -506,11 +515,24 @@ HS_HOT_TEXT static void adopt_segment(ThreadData* td, Segment* segment) {
 // fresh slices in while an exited thread's free memory sits resident on the list (a pool of
 // threads started together: those that finish first leave megabytes that the others could
 // use). It takes such a segment over first, if it holds at least this much free and resident
-// memory and its last owner was created before the taker. An older thread (a main thread
-// between rounds of workers) would take what the next worker it starts adopts at its first
-// allocation, and that worker would then map a fresh segment. 4 MiB: the budget of emptied
-// segments kept for new threads (3 MiB) never qualifies.
+// memory and its last owner was created before the taker or started in the same batch. An
+// older thread (a main thread between rounds of workers) would take what the next worker it
+// starts adopts at its first allocation, and that worker would then map a fresh segment.
+// 4 MiB: the budget of emptied segments kept for new threads (3 MiB) never qualifies.
 constexpr size_t kResidentAdoptMinSlices = (size_t{4} << 20) / kSliceSize;
+
+// Threads started within this long of each other are one batch (a pool started in a loop),
+// and take over what any of them left, whichever was created first: on few cores the last
+// created often finish first, and the first created, still working, faulted fresh memory in
+// beside what those left (the order rule above is for a thread that outlives the workers it
+// runs beside; a sibling is one of them).
+constexpr int64_t kBatchWindowMs = 100;
+
+static bool may_take_resident(const ThreadData* td, const Segment* segment) {
+  if (segment->abandoned_by < td->ordinal) return true;
+  return td->started_ms != 0 && segment->abandoner_started_ms != 0 &&
+         segment->abandoner_started_ms - td->started_ms <= kBatchWindowMs;
+}
 
 Segment* reclaim_abandoned_resident(ThreadData* td, size_t slices) {
   spin_lock(g_abandoned_lock);
@@ -518,7 +540,7 @@ Segment* reclaim_abandoned_resident(ThreadData* td, size_t slices) {
   int looked = 0;
   for (Segment* s = g_abandoned; s != nullptr && looked < kAdoptLookahead; s = s->next) {
     ++looked;
-    if (s->abandoned_by >= td->ordinal) continue;
+    if (!may_take_resident(td, s)) continue;
     const SliceMap resident_free = s->free_slices & s->dirty_slices;
     if (resident_free.count() >= kResidentAdoptMinSlices && resident_free.find_run(slices) >= 0) {
       found = s;

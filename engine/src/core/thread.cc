@@ -278,11 +278,12 @@ HS_HOT_TEXT Heap* thread_heap_init() {
     td->ordinal = t_creation_ordinal;
     td->started_ms = t_started_ms;
   } else {
-    // Not started through our wrapper: numbered and timed by its first allocation, the main
-    // thread (the first) left out of every batch.
+    // Not started through our wrapper: numbered by its first allocation, in no batch (that
+    // allocation may come long after it started: a pool thread frees its share of the last
+    // round's blocks first).
     uint64_t n = g_thread_ordinal.fetch_add(1, std::memory_order_relaxed);
     td->ordinal = n == 0 ? 0 : kUnorderedThreadBase + n;
-    td->started_ms = n == 0 ? 0 : os::now_ms();
+    td->started_ms = 0;
   }
   heap_init(heap, td, true);
   td->default_heap = heap;
@@ -521,11 +522,11 @@ HS_HOT_TEXT static void adopt_segment(ThreadData* td, Segment* segment) {
 // 4 MiB: the budget of emptied segments kept for new threads (3 MiB) never qualifies.
 constexpr size_t kResidentAdoptMinSlices = (size_t{4} << 20) / kSliceSize;
 
-// Threads started within this long of each other are one batch (a pool started in a loop),
-// and take over what any of them left, whichever was created first: on few cores the last
-// created often finish first, and the first created, still working, faulted fresh memory in
-// beside what those left (the order rule above is for a thread that outlives the workers it
-// runs beside; a sibling is one of them).
+// Threads our pthread_create wrapper started within this long of each other are one batch
+// (a pool started in a loop), and take over what any of them left, whichever was created
+// first: on few cores the last created often finish first, and the first created, still
+// working, faulted fresh memory in beside what those left (the order rule above is for a
+// thread that outlives the workers it runs beside; a sibling is one of them).
 constexpr int64_t kBatchWindowMs = 100;
 
 static bool may_take_resident(const ThreadData* td, const Segment* segment) {

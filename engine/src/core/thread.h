@@ -37,8 +37,8 @@ struct ThreadData {
   uint64_t ordinal;              // creation order of the thread (profiler seeding)
   uint64_t prof_rng;             // the thread's sampling stream (splitmix64 state)
   uint64_t prof_rng_generation;  // the seed generation prof_rng was seeded for
-  // When it started (os::now_ms): by our pthread_create wrapper, else at its first
-  // allocation; 0 for the main thread. Threads started together are a batch (thread.cc).
+  // When our pthread_create wrapper started it (os::now_ms), else 0. Threads started
+  // together are a batch (thread.cc).
   int64_t started_ms;
 };
 
@@ -64,8 +64,8 @@ class PurgeRoundsDeferred {
 void process_init();
 Heap* thread_heap_init();  // the calling thread's default heap, creating it when needed
 // Called first thing in a thread created through our pthread_create wrapper (1, 2, ... in
-// creation order), which also notes its start time; threads without one are numbered and
-// timed by their first allocation instead.
+// creation order), which also notes its start time; threads without one are numbered by
+// their first allocation instead.
 void set_thread_creation_ordinal(uint64_t ordinal);
 Heap* heap_struct_alloc();
 void heap_struct_free(Heap* heap);

@@ -21,6 +21,7 @@
 #include <thread>
 #include <vector>
 
+#include "../support/takeover_scene.h"
 #include "../support/test_support.h"
 
 namespace {
@@ -509,10 +510,9 @@ TEST(ThreadRounds, AbandonAndAdoptTouchOnlyTheDescriptorsInUse) {
 
 namespace {
 
-constexpr uintptr_t kSegmentBytes = uintptr_t{32} * kMiB;  // segments are aligned to it
-uintptr_t segment_of(const void* p) {
-  return reinterpret_cast<uintptr_t>(p) & ~(kSegmentBytes - 1);
-}
+using hs_test::run_takeover_scene;
+using hs_test::segment_of;
+using hs_test::TakeoverScene;
 
 // Of the exited threads' segments, a thread that needs one takes the one holding the most
 // resident free memory, not the one abandoned last. Here the last is a thread's that made one
@@ -681,59 +681,6 @@ TEST(ThreadRounds, ARunningThreadTakesTheResidentMemoryAnEarlierThreadLeft) {
                                << " pages of buffers an exited thread had left resident";
 }
 
-// The scene of the next two tests. A first thread takes a segment of its own; a second,
-// started `gap` after it, makes 12 MiB of 256 KiB buffers, frees them and exits with one
-// small block still live (its segment is abandoned as it is, megabytes free and resident);
-// then the first makes eight such buffers and, while it holds them, `meanwhile` runs on the
-// calling thread. Returns the exited thread's segment and those of the first's buffers.
-struct TakeoverScene {
-  uintptr_t exited_segment = 0;
-  std::vector<uintptr_t> first_thread_buffers;
-};
-template <class Meanwhile>
-TakeoverScene run_takeover_scene(std::chrono::milliseconds gap, Meanwhile&& meanwhile) {
-  hs_test::ScopedPurgeDelays long_delays(1000, 10000);
-  hs_collect(1);  // nothing abandoned: the second thread's segment is the only one
-  constexpr size_t kBuffer = 256 * 1024;
-  // 1: the first thread has a segment; 2: the second exited; 3: the first made its buffers;
-  // 4: `meanwhile` ran.
-  std::atomic<int> stage{0};
-  void* kept = nullptr;
-  std::vector<void*> first_buffers;
-  std::thread first([&] {
-    void* own = hs_malloc(100);
-    stage.store(1);
-    while (stage.load() < 2) std::this_thread::yield();
-    for (int i = 0; i < 8; ++i) first_buffers.push_back(hs_malloc(kBuffer));
-    stage.store(3);
-    while (stage.load() < 4) std::this_thread::yield();
-    for (void* p : first_buffers) hs_free(p);
-    hs_free(own);
-  });
-  while (stage.load() < 1) std::this_thread::yield();
-  std::this_thread::sleep_for(gap);
-  std::thread second([&] {
-    kept = hs_malloc(100);
-    std::vector<void*> buffers;
-    for (int i = 0; i < 48; ++i) {
-      buffers.push_back(hs_malloc(kBuffer));
-      std::memset(buffers.back(), 1, kBuffer);
-    }
-    for (void* p : buffers) hs_free(p);
-  });
-  second.join();
-  stage.store(2);
-  while (stage.load() < 3) std::this_thread::yield();
-  meanwhile();
-  stage.store(4);
-  first.join();
-  TakeoverScene scene;
-  scene.exited_segment = segment_of(kept);
-  for (void* p : first_buffers) scene.first_thread_buffers.push_back(segment_of(p));
-  hs_free(kept);
-  return scene;
-}
-
 // Not the other way round: a thread created before the one that exited (a main thread that
 // starts a worker per round and works beside it, as in mimalloc-bench's mstress) leaves the
 // exited thread's segment to the next new thread, which adopts one at its first allocation.
@@ -741,7 +688,8 @@ TakeoverScene run_takeover_scene(std::chrono::milliseconds gap, Meanwhile&& mean
 // (mstress peaked at 18 MiB in half its runs against 12.5).
 TEST(ThreadRounds, AnOlderThreadLeavesAnExitedThreadsSegmentToTheNextNewOne) {
   uintptr_t next_thread_buffer = 0;
-  // Started well apart: not one batch (next test).
+  // Started well apart: not one batch, were they started through the pthread_create wrapper
+  // (override/thread_batch_test.cc; this binary has none, and none of its threads is in one).
   const TakeoverScene scene = run_takeover_scene(std::chrono::milliseconds(250), [&] {
     std::thread([&] {
       void* next = hs_malloc(256 * 1024);
@@ -756,16 +704,6 @@ TEST(ThreadRounds, AnOlderThreadLeavesAnExitedThreadsSegmentToTheNextNewOne) {
       << "the next new thread's buffer did not go to the exited thread's segment";
 }
 
-// But threads started together are one batch, whichever was created first: on two cores the
-// last created of a pool often finish first, and the first created, still working, take the
-// memory those left instead of faulting fresh pages in beside it (the `pool` row's peak).
-TEST(ThreadRounds, AThreadTakesTheResidentMemoryASiblingStartedWithItLeft) {
-  const TakeoverScene scene = run_takeover_scene(std::chrono::milliseconds(0), [] {});
-  for (uintptr_t buffer : scene.first_thread_buffers) {
-    EXPECT_EQ(buffer, scene.exited_segment)
-        << "the first thread faulted fresh memory in beside what its sibling left resident";
-  }
-}
 #endif
 
 // Threads that each allocate one small block, swap it into a shared table (freeing the block

@@ -688,9 +688,9 @@ TEST(ThreadRounds, ARunningThreadTakesTheResidentMemoryAnEarlierThreadLeft) {
 // (mstress peaked at 18 MiB in half its runs against 12.5).
 TEST(ThreadRounds, AnOlderThreadLeavesAnExitedThreadsSegmentToTheNextNewOne) {
   uintptr_t next_thread_buffer = 0;
-  // Started well apart: not one batch, were they started through the pthread_create wrapper
-  // (override/thread_batch_test.cc; this binary has none, and none of its threads is in one).
-  const TakeoverScene scene = run_takeover_scene(std::chrono::milliseconds(250), [&] {
+  // No gap needed: this binary has no pthread_create wrapper, so none of its threads is in a
+  // batch (threads the wrapper starts together are: override/thread_batch_test.cc).
+  const TakeoverScene scene = run_takeover_scene(std::chrono::milliseconds(0), [&] {
     std::thread([&] {
       void* next = hs_malloc(256 * 1024);
       next_thread_buffer = segment_of(next);

@@ -35,11 +35,7 @@ HS_TEXT size_t hs_usable_size(const void* p) { return usable_size_impl(p); }
 
 // ---- aligned ----------------------------------------------------------------------------------
 HS_TEXT void* hs_malloc_aligned(size_t size, size_t alignment) {
-  if (!is_valid_alignment(alignment)) {
-    errno = EINVAL;
-    return nullptr;
-  }
-  return heap_malloc_aligned(tls_heap, size, alignment);
+  return malloc_aligned_impl(size, alignment);
 }
 
 HS_TEXT void* hs_zalloc_aligned(size_t size, size_t alignment) {
@@ -65,13 +61,7 @@ HS_TEXT void* hs_realloc_aligned(void* p, size_t new_size, size_t alignment) {
 }
 
 HS_TEXT int hs_posix_memalign(void** out, size_t alignment, size_t size) {
-  if (!is_valid_alignment(alignment) || alignment < sizeof(void*)) return EINVAL;
-  int saved = errno;
-  void* p = heap_malloc_aligned(tls_heap, size, alignment);
-  errno = saved;  // posix_memalign reports through its result, not errno
-  if (p == nullptr) return ENOMEM;
-  *out = p;
-  return 0;
+  return posix_memalign_impl(out, alignment, size);
 }
 
 HS_TEXT void* hs_aligned_alloc(size_t alignment, size_t size) {

@@ -15,17 +15,18 @@ __attribute__((used)) static const char* const g_keep_thread_wrapper =
 
 HS_EXPORT void* malloc(size_t size) { return malloc_impl(size); }
 HS_EXPORT void free(void* p) { free_impl(p); }
-// Not through hs_calloc: the hs_* API lies past the code every program maps (hot_text.ld).
+// Not through hs_calloc and the like: the hs_* API may lie past the code every program maps
+// (hot_text.ld).
 HS_EXPORT void* calloc(size_t count, size_t size) { return calloc_impl(count, size); }
 HS_EXPORT void* realloc(void* p, size_t size) { return realloc_impl(p, size, kMinAlign, false); }
 HS_EXPORT void* reallocarray(void* p, size_t count, size_t size) {
   return hs_reallocarray(p, count, size);
 }
 HS_EXPORT int posix_memalign(void** out, size_t alignment, size_t size) {
-  return hs_posix_memalign(out, alignment, size);
+  return posix_memalign_impl(out, alignment, size);
 }
 HS_EXPORT void* aligned_alloc(size_t alignment, size_t size) {
-  return hs_aligned_alloc(alignment, size);
+  return malloc_aligned_impl(size, alignment);
 }
 // glibc's memalign rounds an alignment that is not a power of two up to the next one (and
 // treats 0 as "no alignment"); programs written against it rely on that.

@@ -269,8 +269,9 @@ inline bool is_valid_alignment(size_t alignment) {
   return alignment != 0 && (alignment & (alignment - 1)) == 0;
 }
 
-// Alignment must already be validated (a power of two).
-inline void* heap_malloc_aligned(Heap* heap, size_t size, size_t alignment) {
+// Alignment must already be validated (a power of two). Never inlined: its one out-of-line
+// copy lies in the code every program maps (hot_text.ld), and the shells that call it stay small.
+HS_NOINLINE inline void* heap_malloc_aligned(Heap* heap, size_t size, size_t alignment) {
   if (events_intercept()) return events_malloc_aligned(heap, size, alignment);
   if (alignment <= kMinAlign) return heap_malloc(heap, size);
   if (HS_UNLIKELY(size > kMaxAllocSize)) {
@@ -404,6 +405,24 @@ inline void* calloc_impl(size_t count, size_t size) {
   size_t total;
   if (mul_overflows(count, size, &total)) return nullptr;
   return heap_zalloc_aligned(tls_heap, total, kMinAlign);
+}
+
+inline void* malloc_aligned_impl(size_t size, size_t alignment) {
+  if (!is_valid_alignment(alignment)) {
+    errno = EINVAL;
+    return nullptr;
+  }
+  return heap_malloc_aligned(tls_heap, size, alignment);
+}
+
+inline int posix_memalign_impl(void** out, size_t alignment, size_t size) {
+  if (!is_valid_alignment(alignment) || alignment < sizeof(void*)) return EINVAL;
+  int saved = errno;
+  void* p = heap_malloc_aligned(tls_heap, size, alignment);
+  errno = saved;  // posix_memalign reports through its result, not errno
+  if (p == nullptr) return ENOMEM;
+  *out = p;
+  return 0;
 }
 
 }  // namespace heapscope

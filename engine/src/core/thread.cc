@@ -83,6 +83,7 @@ ThreadSlot* g_pool_fresh = nullptr;
 size_t g_pool_fresh_count = 0;
 
 std::atomic<int> g_init_state{0};  // 0 none, 1 running, 2 done
+bool g_adopt_latest = false;       // test-only: set by process_init before it publishes "done"
 
 // Threads numbered by first allocation (no creation ordinal): the first is the main thread
 // (0); later ones are placed far above every creation ordinal.
@@ -164,6 +165,10 @@ HS_HOT_TEXT void process_init() {
   const char* no_hook = os::get_env("HEAPSCOPE_TEST_NO_THREAD_EXIT_HOOK");
   const bool hook = no_hook == nullptr || no_hook[0] != '1';
   os::thread_exit_key_create(hook ? thread_done : nullptr);
+  // Test-only: HEAPSCOPE_TEST_ADOPT_LATEST=1 adopts the latest abandoned segment whatever it
+  // holds: the positive control of the pool-rounds test (pop_abandoned).
+  const char* adopt_latest = os::get_env("HEAPSCOPE_TEST_ADOPT_LATEST");
+  g_adopt_latest = adopt_latest != nullptr && adopt_latest[0] == '1';
   os::at_fork(fork_prepare, fork_parent, fork_child);
   g_init_state.store(2, std::memory_order_release);
 #if HS_PROFILER
@@ -479,7 +484,7 @@ HS_HOT_TEXT static Segment* pop_abandoned() {
   spin_lock(g_abandoned_lock);
   Segment* segment = g_abandoned;
   size_t most_resident = 0;
-  int looked = 0;
+  int looked = g_adopt_latest ? kAdoptLookahead : 0;
   for (Segment* s = g_abandoned; s != nullptr && looked < kAdoptLookahead; s = s->next) {
     const size_t resident = (s->free_slices & s->dirty_slices).count();
     if (resident > most_resident) {

@@ -563,16 +563,20 @@ TEST(ThreadRounds, ANewThreadAdoptsTheAbandonedSegmentWithTheMostResidentFreeMem
 // frees its share of what the last round left, makes a few MiB of mixed blocks and keeps a
 // tenth for the next round. The new threads must take the segments that still hold the last
 // round's free memory. Taking the most recently abandoned ones instead, the pool's threads
-// faulted in 1,160-3,290 pages in the median round here against 31-470 (a round writes
-// ~23,600; the bound is a 32nd of that); at 8 threads of 22 MB a round, 3.5x the time
-// (docs/allocator.md, "Which abandoned segment a thread adopts").
+// faulted in 184-780 pages in the lower-quartile round here against 8-45 (release and debug,
+// beside up to two other copies; a round writes ~24,000 pages and the bound is a 256th of
+// that); at 8 threads of 22 MB a round, 3.5x the time (docs/allocator.md, "Which abandoned
+// segment a thread adopts"). How the threads of a round interleave on few cores moves single
+// rounds by hundreds of faults, most of all on a loaded machine (the median round of a Debug
+// build beside four other copies: 25-570), so the test reads the lower quartile of many
+// rounds, and runs with no other test beside it (CMakeLists.txt, SERIAL).
 TEST(ThreadRounds, RoundsOfThreadPoolsReuseTheResidentSegments) {
   if (hs_test::kSanitized) GTEST_SKIP() << "shadow memory faults in with every page touched";
   // Slow rounds (a loaded machine) must not reach the purge deadlines: what is measured is
   // which memory the new threads take, not how long it stays.
   hs_test::ScopedPurgeDelays long_delays(1000, 10000);
   constexpr int kThreads = 8;
-  constexpr int kRounds = 30;
+  constexpr int kRounds = 120;
   constexpr int kWarmRounds = 6;
   constexpr size_t kBlocks = 1500;
   std::vector<void*> left;  // the last round's tenth
@@ -622,14 +626,15 @@ TEST(ThreadRounds, RoundsOfThreadPoolsReuseTheResidentSegments) {
     if (round >= kWarmRounds) faults.push_back(minor_faults() - faults_before);
   }
   for (void* p : left) hs_free(p);
-  // The median round: how the threads of a round interleave on few cores moves single rounds.
   std::sort(faults.begin(), faults.end());
-  const long per_round = faults[faults.size() / 2];
+  const long lower_quartile = faults[faults.size() / 4];
   const long pages_per_round = static_cast<long>(bytes_per_round / 4096);
-  std::printf("minor page faults in the median round: %ld (a round writes %ld pages)\n", per_round,
-              pages_per_round);
-  EXPECT_LE(per_round, pages_per_round / 32)
-      << per_round << " minor page faults in the median round of " << kThreads
+  std::printf(
+      "minor page faults in the lower-quartile round: %ld, the median %ld (a round writes "
+      "%ld pages)\n",
+      lower_quartile, faults[faults.size() / 2], pages_per_round);
+  EXPECT_LE(lower_quartile, pages_per_round / 256)
+      << lower_quartile << " minor page faults in the lower-quartile round of " << kThreads
       << " new threads writing " << pages_per_round << " pages";
 }
 

@@ -25,6 +25,7 @@
 namespace heapscope {
 
 std::atomic<int> g_purge_thread_wanted{0};
+std::atomic<bool> g_purge_thread_on{false};
 
 namespace {
 
@@ -58,7 +59,9 @@ void purge_thread_body() {
     os::sleep_ms(interval);
     // Turned off again: it sleeps on (a thread cannot be taken back from a running program
     // safely), doing nothing.
-    if (option(hs_option_purge_thread) == 0) continue;
+    const bool on = option(hs_option_purge_thread) != 0;
+    g_purge_thread_on.store(on, std::memory_order_relaxed);
+    if (!on) continue;
     purge_pass(interval);
   }
 }
@@ -82,11 +85,13 @@ void purge_thread_start() {
   // calls do not come back here.
   const bool started = os::start_background_thread(purge_thread_body, "hs-purge");
   g_state.store(started ? kRunning : kNotRunning, std::memory_order_release);
+  g_purge_thread_on.store(started, std::memory_order_relaxed);
 }
 
 void purge_thread_fork_child() {
   if (g_state.load(std::memory_order_relaxed) == kNotRunning) return;
   g_state.store(kNotRunning, std::memory_order_relaxed);
+  g_purge_thread_on.store(false, std::memory_order_relaxed);
   if (option(hs_option_purge_thread) != 0)
     g_purge_thread_wanted.store(1, std::memory_order_relaxed);
 }

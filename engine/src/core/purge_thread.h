@@ -10,6 +10,9 @@ namespace heapscope {
 
 // 1 while a start is wanted (the option was set, or a forked child had one running).
 extern std::atomic<int> g_purge_thread_wanted;
+// True while it runs with the option on (re-read at each of its wake-ups): its timer, not only
+// the allocator's calls, then enforces the purge deadlines.
+extern std::atomic<bool> g_purge_thread_on;
 
 // The option turned on from the environment, while the allocator initialises: the thread
 // starts at the next allocation slow path (hs_option_set starts it at once).
@@ -24,6 +27,10 @@ HS_ALWAYS_INLINE void purge_thread_start_if_wanted() {
   if (HS_UNLIKELY(g_purge_thread_wanted.load(std::memory_order_relaxed) != 0)) {
     purge_thread_start();
   }
+}
+
+HS_ALWAYS_INLINE bool purge_thread_running() {
+  return g_purge_thread_on.load(std::memory_order_relaxed);
 }
 
 }  // namespace heapscope

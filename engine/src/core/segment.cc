@@ -676,6 +676,14 @@ HS_HOT_TEXT size_t segment_trim_dirty(Segment* segment, size_t keep_resident_byt
   if (purge.any()) purge_slices(segment, purge, 0, false);
   return resident;
 }
+size_t segment_resident_free_bytes(const Segment* segment) {
+  size_t resident = 0;
+  const SliceMap dirty = segment->dirty_slices;
+  for (size_t j = dirty.next_set(0); j < kSlicesPerSegment; j = dirty.next_set(j + 1)) {
+    resident += resident_bytes_of(&segment->pages[j]);
+  }
+  return resident;
+}
 void segment_unmap_now(Segment* segment) { segment_unmap(segment); }
 bool segment_is_empty(const Segment* segment) { return segment->free_slices == kUsableSlices; }
 bool segment_has_run(const Segment* segment, size_t slices) {

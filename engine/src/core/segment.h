@@ -40,6 +40,10 @@ struct Segment {
   // An emptied segment kept on the abandoned list: the bytes it keeps resident, counted in
   // the budget all such segments share (thread.cc); 0 otherwise.
   size_t kept_resident;
+  // Held whole on the abandoned list since it emptied (thread.cc, kHeldEmptyResident).
+  bool held_whole;
+  // Its last owner had freed nearly all it made there when it exited (same place).
+  bool drained_by_owner;
   SliceMap free_slices;    // slices that belong to no page
   SliceMap dirty_slices;   // free slices that may still be resident (to purge)
   SliceMap young_slices;   // dirty slices freed after purge_deadline was set: wait a round more
@@ -165,6 +169,8 @@ void segments_purge_overdue(ThreadData* td, int64_t now, int64_t grace_ms);
 // taken from the ones its owner used (owner_spans), then the others, each lowest first (where
 // span_alloc and a thread doing the same work go first). Returns the bytes it left resident.
 size_t segment_trim_dirty(Segment* segment, size_t keep_resident_bytes);
+// What its free slices may hold resident (as far as their pages carved them).
+size_t segment_resident_free_bytes(const Segment* segment);
 void segment_unmap_now(Segment* segment);
 bool segment_is_empty(const Segment* segment);
 bool segment_has_run(const Segment* segment, size_t slices);

@@ -68,6 +68,22 @@ constexpr size_t kMaxEmptyAbandoned = 2;
 constexpr size_t kEmptyAbandonedResident = size_t{3} << 20;
 size_t g_abandoned_empty_resident = 0;
 
+// With the purge thread on, a segment whose last owner had freed nearly all it made there
+// before it exited, emptied since by the frees of a thread created before that owner (a
+// pool's joiner freeing the few objects a worker left, the next pool about to start), is held
+// whole instead, every resident slice, until the list's purge deadline (purge_delay_max), for
+// the threads that come next or still run: trimmed to the budget above, eight Python threads
+// a round making 22 MB each faulted all of it in again every round (docs/allocator.md,
+// "Thread exit"). Only with that thread, whose timer unmaps such segments on the deadline:
+// without it, only allocator calls would, and a thread that frees an exited thread's blocks
+// and then allocates nothing would keep them. Not a segment its owner left full (a producer's
+// blocks, which consumers free while the next producers run), nor one emptied by younger
+// threads (a pool's next round freeing what the last one kept): the threads then running
+// have memory of their own, and holding such segments raised the peak (docs/allocator.md).
+// Bounded, so any number of exiting threads holds at most this much between them.
+constexpr size_t kHeldEmptyResident = size_t{256} << 20;
+size_t g_held_empty_resident = 0;
+
 // A default heap and its thread data live together in one pool slot.
 // The HeapShared part is constructed once, when the slot is first carved, and never again:
 // threads holding a stale pointer to the slot's heap may be spinning on its lock.
@@ -318,8 +334,13 @@ static void abandoned_push(Segment* segment) {
   __atomic_store_n(&g_abandoned, segment, __ATOMIC_RELAXED);
 }
 HS_HOT_TEXT static void abandoned_unlink(Segment* segment) {
-  if (segment_is_empty(segment)) --g_abandoned_empty;
-  g_abandoned_empty_resident -= segment->kept_resident;
+  if (segment->held_whole) {
+    g_held_empty_resident -= segment->kept_resident;
+    segment->held_whole = false;
+  } else {
+    if (segment_is_empty(segment)) --g_abandoned_empty;
+    g_abandoned_empty_resident -= segment->kept_resident;
+  }
   segment->kept_resident = 0;
   if (segment->prev != nullptr) {
     segment->prev->next = segment->next;
@@ -337,6 +358,13 @@ static void keep_empty_abandoned(Segment* segment) {
   const size_t left = kEmptyAbandonedResident - g_abandoned_empty_resident;
   segment->kept_resident = segment_trim_dirty(segment, left);
   g_abandoned_empty_resident += segment->kept_resident;
+}
+
+// Whether a thread leaving a segment had freed nearly all it made there: at most a ninth of
+// the slices it used still hold pages. Out of line: only asked while the purge thread runs.
+HS_NOINLINE static bool drained_by_owner(const Segment* segment) {
+  const size_t in_use = (~segment->free_slices & kUsableSlices).count();
+  return in_use * 8 <= (segment->free_slices & segment->dirty_slices).count();
 }
 
 std::atomic<int64_t> g_abandoned_purge_at{0};
@@ -419,6 +447,7 @@ static void abandon_segments(ThreadData* td) {
     if (segment_is_empty(segment)) keep_empty_abandoned(segment);
     segment->abandoned_by = td->ordinal;
     segment->abandoner_started_ms = td->started_ms;
+    segment->drained_by_owner = purge_thread_running() && drained_by_owner(segment);
     abandoned_push(segment);
     abandoned_schedule_purge(segment, true);
     bool freed_meanwhile = false;
@@ -574,6 +603,23 @@ HS_HOT_TEXT Segment* reclaim_abandoned(ThreadData* td, size_t slices_wanted) {
 
 std::atomic<bool> g_abandoned_freed_into{false};
 
+// A segment a free just emptied: held whole when its owner had drained it, the freeing thread
+// is older than that owner and the budget allows (the caller checked that the purge thread
+// runs; see kHeldEmptyResident). Out of line: the code every program maps has no room for it.
+HS_NOINLINE static bool hold_emptied_segment(Segment* segment) {
+  const Heap* heap = tls_heap;
+  const bool older =
+      heap != &g_empty_heap && heap->td != nullptr && heap->td->ordinal < segment->abandoned_by;
+  if (!segment->drained_by_owner || !older) return false;
+  const size_t resident = segment_resident_free_bytes(segment);
+  if (resident > kHeldEmptyResident - g_held_empty_resident) return false;
+  segment->held_whole = true;
+  segment->kept_resident = resident;
+  g_held_empty_resident += resident;
+  abandoned_schedule_purge(segment, true);
+  return true;
+}
+
 // Caller holds g_abandoned_lock, which makes it the only thread touching the segment's
 // owner-side page fields: other freers wait for the lock, and adopters take the segment off
 // the list under it. A page whose blocks are all free goes back to the segment, dirty, to be
@@ -594,6 +640,7 @@ HS_HOT_TEXT static bool abandoned_tidy(Segment* segment, Page* only) {
     segment_for_each_page(segment, tidy_page);
   }
   bool empty = segment_is_empty(segment);
+  if (empty && !was_empty && purge_thread_running() && hold_emptied_segment(segment)) return false;
   if (empty && !was_empty) {
     ++g_abandoned_empty;
     if (g_abandoned_empty <= kMaxEmptyAbandoned) {

@@ -15,6 +15,7 @@
 #include <atomic>
 
 #include "platform/platform.h"
+#include "platform/vdso_linux.h"
 
 extern char** environ;
 
@@ -144,15 +145,39 @@ HS_HOT_TEXT size_t page_size() {
   return cached;
 }
 
+// clock_gettime through the vDSO when there is one (vdso_linux.h), else through libc. Looked
+// up once; threads racing to look it up store the same answer.
+namespace {
+using ClockGettime = int (*)(clockid_t, timespec*);
+#if defined(__x86_64__)
+constexpr char kVdsoClockGettime[] = "__vdso_clock_gettime";
+#elif defined(__aarch64__)
+constexpr char kVdsoClockGettime[] = "__kernel_clock_gettime";
+#endif
+std::atomic<ClockGettime> g_clock_gettime{nullptr};
+
+HS_HOT_TEXT void read_clock(clockid_t clock, timespec* ts) {
+  ClockGettime read = g_clock_gettime.load(std::memory_order_relaxed);
+  if (__builtin_expect(read == nullptr, 0)) {
+#if defined(__x86_64__) || defined(__aarch64__)
+    read = reinterpret_cast<ClockGettime>(vdso_function(kVdsoClockGettime));
+#endif
+    if (read == nullptr) read = clock_gettime;
+    g_clock_gettime.store(read, std::memory_order_relaxed);
+  }
+  if (read(clock, ts) != 0) clock_gettime(clock, ts);  // a clock the vDSO does not serve
+}
+}  // namespace
+
 HS_HOT_TEXT int64_t now_ms() {
   timespec ts;
-  clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+  read_clock(CLOCK_MONOTONIC_COARSE, &ts);
   return static_cast<int64_t>(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
 }
 
 int64_t realtime_ns() {
   timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
+  read_clock(CLOCK_REALTIME, &ts);
   return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
 }
 

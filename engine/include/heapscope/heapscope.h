@@ -135,7 +135,9 @@ typedef enum hs_option_e {
   hs_option_dirty_max_bytes,   // HEAPSCOPE_DIRTY_MAX_BYTES: free memory a thread keeps resident
   hs_option_fault_map_every,   // HEAPSCOPE_FAULT_MAP_EVERY: testing, every Nth OS mapping fails (0)
   hs_option_purge_thread,      // HEAPSCOPE_PURGE_THREAD: 1 starts a thread that returns free
-                               // memory to the OS while no thread calls the allocator (0; Linux)
+                               // memory to the OS while no thread calls the allocator; -1 (the
+                               // default) starts it once exited pool threads leave memory worth
+                               // holding for the next; 0 never (Linux)
   hs_option_transparent_huge_pages,  // HEAPSCOPE_TRANSPARENT_HUGE_PAGES: 0 never for segments,
                                      // 1 as the system decides, 2 asked for (0; Linux)
   hs_option_count_

@@ -33,9 +33,10 @@ constexpr OptionRow kOptions[hs_option_count_] = {
      "oldest is purged at once"},
     {"fault_map_every", 0,
      "testing: every Nth request for OS memory fails as if the OS refused it (0: never)"},
-    {"purge_thread", 0,
+    {"purge_thread", -1,
      "1: a background thread returns free memory to the OS on the purge delay while no thread "
-     "calls the allocator (Linux; elsewhere ignored)"},
+     "calls the allocator; -1: it starts once exited pool threads leave memory worth holding "
+     "for the next ones; 0: never (Linux; elsewhere ignored)"},
     {"transparent_huge_pages", 0,
      "0: segments never get transparent huge pages (where the system gives them to all memory, "
      "a 2 MiB page for each region a small heap touches multiplies its footprint); 1: as the "
@@ -89,7 +90,7 @@ HS_HOT_TEXT void options_init() {
     if (parse_value(text, &value)) {
       g_values[i].store(value, std::memory_order_relaxed);
       if (i == hs_option_fault_map_every) os::set_map_fault_interval(value);
-      if (i == hs_option_purge_thread && value != 0) purge_thread_request();
+      if (i == hs_option_purge_thread && value > 0) purge_thread_request();
     } else {
       warning("heapscope: ignoring malformed option value in the environment", nullptr);
     }
@@ -112,7 +113,7 @@ void hs_option_set(hs_option_t option, long value) {
   heapscope::g_values[option].store(value, std::memory_order_relaxed);
   if (option == hs_option_fault_map_every) heapscope::os::set_map_fault_interval(value);
   // The program's own call, outside the allocator: the thread can start at once.
-  if (option == hs_option_purge_thread && value != 0) heapscope::purge_thread_start();
+  if (option == hs_option_purge_thread && value > 0) heapscope::purge_thread_start();
 }
 
 const char* hs_option_name(hs_option_t option) {

@@ -11,9 +11,11 @@
 //   its pages' uncarved memory only on slow paths, which run under that lock.
 //
 // What it leaves to the owners: their kept empty pages (one per class; freeing them folds
-// counters the owner's fast path writes) and their pages' free blocks. Opt-in, because a
-// thread of its own changes what a program sees: one more thread in /proc, and a process
-// that must stay single-threaded (unshare(CLONE_NEWUSER), some sandboxes) cannot have it.
+// counters the owner's fast path writes) and their pages' free blocks. Not started with the
+// process: one more thread in /proc is visible to a program, and one that must stay
+// single-threaded (unshare(CLONE_NEWUSER), some sandboxes) cannot have it. By default it starts
+// when the allocator first has memory whose hold needs its timer (the segments of exited pool
+// threads, thread.cc), a program that already runs and ends threads; option 0 keeps it off.
 #include "core/purge_thread.h"
 
 #include "core/huge.h"
@@ -32,6 +34,9 @@ namespace {
 // Off (or never wanted), being started, running.
 enum PurgeThreadState : int { kNotRunning, kStarting, kRunning };
 std::atomic<int> g_state{kNotRunning};
+// A start failed (no such thread on this platform, or the OS refused one): holds do not ask
+// again, or every hold would cost a failing thread creation.
+std::atomic<bool> g_start_failed{false};
 
 // Live heaps are looked at this many at a time: the registry lock is not held while purging.
 constexpr size_t kHeapsPerPass = 64;
@@ -68,8 +73,11 @@ void purge_thread_body() {
 
 }  // namespace
 
+HS_HOT_TEXT bool purge_thread_starts_on_demand() { return option(hs_option_purge_thread) < 0; }
+
 void purge_thread_request() {
-  if (g_state.load(std::memory_order_acquire) == kNotRunning) {
+  if (g_state.load(std::memory_order_acquire) == kNotRunning &&
+      !g_start_failed.load(std::memory_order_relaxed)) {
     g_purge_thread_wanted.store(1, std::memory_order_relaxed);
   }
 }
@@ -84,6 +92,7 @@ void purge_thread_start() {
   // The thread's set-up allocates through this allocator: the state says "starting", so those
   // calls do not come back here.
   const bool started = os::start_background_thread(purge_thread_body, "hs-purge");
+  if (!started) g_start_failed.store(true, std::memory_order_relaxed);
   g_state.store(started ? kRunning : kNotRunning, std::memory_order_release);
   g_purge_thread_on.store(started, std::memory_order_relaxed);
 }
@@ -92,8 +101,7 @@ void purge_thread_fork_child() {
   if (g_state.load(std::memory_order_relaxed) == kNotRunning) return;
   g_state.store(kNotRunning, std::memory_order_relaxed);
   g_purge_thread_on.store(false, std::memory_order_relaxed);
-  if (option(hs_option_purge_thread) != 0)
-    g_purge_thread_wanted.store(1, std::memory_order_relaxed);
+  if (option(hs_option_purge_thread) > 0) g_purge_thread_wanted.store(1, std::memory_order_relaxed);
 }
 
 }  // namespace heapscope

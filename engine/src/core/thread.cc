@@ -76,7 +76,8 @@ size_t g_abandoned_empty_resident = 0;
 // a round making 22 MB each faulted all of it in again every round (docs/allocator.md,
 // "Thread exit"). Only with that thread, whose timer unmaps such segments on the deadline:
 // without it, only allocator calls would, and a thread that frees an exited thread's blocks
-// and then allocates nothing would keep them. Not a segment its owner left full (a producer's
+// and then allocates nothing would keep them. By default the first such segment starts the
+// thread (hold_emptied_segment). Not a segment its owner left full (a producer's
 // blocks, which consumers free while the next producers run), nor one emptied by younger
 // threads (a pool's next round freeing what the last one kept): the threads then running
 // have memory of their own, and holding such segments raised the peak (docs/allocator.md).
@@ -361,10 +362,17 @@ static void keep_empty_abandoned(Segment* segment) {
 }
 
 // Whether a thread leaving a segment had freed nearly all it made there: at most a ninth of
-// the slices it used still hold pages. Out of line: only asked while the purge thread runs.
-HS_NOINLINE static bool drained_by_owner(const Segment* segment) {
+// the slices it used still hold pages. Asked at every thread exit unless the purge thread
+// option is 0 (purge_thread_may_hold).
+HS_HOT_TEXT static bool drained_by_owner(const Segment* segment) {
   const size_t in_use = (~segment->free_slices & kUsableSlices).count();
   return in_use * 8 <= (segment->free_slices & segment->dirty_slices).count();
+}
+
+// Holds of emptied segments need the purge thread's timer: it runs, or (option -1) is started
+// by the first hold worth making (hold_emptied_segment).
+HS_HOT_TEXT static bool purge_thread_may_hold() {
+  return purge_thread_running() || purge_thread_starts_on_demand();
 }
 
 std::atomic<int64_t> g_abandoned_purge_at{0};
@@ -429,7 +437,7 @@ HS_HOT_TEXT static bool page_give_up(Page* page) {
 // the flag and asks for a sweep, or the check below sees its block and flags the segment.
 // Empty segments are abandoned too: a thread started in place of this one takes them before
 // mapping new ones, and the purge deadline unmaps them if none does.
-static void abandon_segments(ThreadData* td) {
+HS_HOT_TEXT static void abandon_segments(ThreadData* td) {
   Segment* segment = td->segments;
   while (segment != nullptr) {
     Segment* next = segment->next;
@@ -447,7 +455,7 @@ static void abandon_segments(ThreadData* td) {
     if (segment_is_empty(segment)) keep_empty_abandoned(segment);
     segment->abandoned_by = td->ordinal;
     segment->abandoner_started_ms = td->started_ms;
-    segment->drained_by_owner = purge_thread_running() && drained_by_owner(segment);
+    segment->drained_by_owner = purge_thread_may_hold() && drained_by_owner(segment);
     abandoned_push(segment);
     abandoned_schedule_purge(segment, true);
     bool freed_meanwhile = false;
@@ -603,15 +611,25 @@ HS_HOT_TEXT Segment* reclaim_abandoned(ThreadData* td, size_t slices_wanted) {
 
 std::atomic<bool> g_abandoned_freed_into{false};
 
-// A segment a free just emptied: held whole when its owner had drained it, the freeing thread
-// is older than that owner and the budget allows (the caller checked that the purge thread
-// runs; see kHeldEmptyResident). Out of line: the code every program maps has no room for it.
+// The least an emptied segment holds resident for its hold to start the purge thread (option
+// -1): below it, the next threads' faults cost less than a thread of the engine's own.
+constexpr size_t kHoldWorthAThread = size_t{4} << 20;
+
+// A segment a free just emptied (its owner had drained it; see kHeldEmptyResident): held
+// whole when the freeing thread is older than that owner, the purge thread runs and the budget
+// allows. With the thread not yet started (option -1), a hold worth it asks for the thread
+// instead, and the holds begin once it runs: until then, nothing would release a held segment
+// if no allocator call came. Out of line: the code every program maps has no room for it.
 HS_NOINLINE static bool hold_emptied_segment(Segment* segment) {
   const Heap* heap = tls_heap;
   const bool older =
       heap != &g_empty_heap && heap->td != nullptr && heap->td->ordinal < segment->abandoned_by;
-  if (!segment->drained_by_owner || !older) return false;
+  if (!older) return false;
   const size_t resident = segment_resident_free_bytes(segment);
+  if (!purge_thread_running()) {
+    if (resident >= kHoldWorthAThread && purge_thread_starts_on_demand()) purge_thread_request();
+    return false;
+  }
   if (resident > kHeldEmptyResident - g_held_empty_resident) return false;
   segment->held_whole = true;
   segment->kept_resident = resident;
@@ -640,7 +658,9 @@ HS_HOT_TEXT static bool abandoned_tidy(Segment* segment, Page* only) {
     segment_for_each_page(segment, tidy_page);
   }
   bool empty = segment_is_empty(segment);
-  if (empty && !was_empty && purge_thread_running() && hold_emptied_segment(segment)) return false;
+  if (empty && !was_empty && segment->drained_by_owner && hold_emptied_segment(segment)) {
+    return false;
+  }
   if (empty && !was_empty) {
     ++g_abandoned_empty;
     if (g_abandoned_empty <= kMaxEmptyAbandoned) {

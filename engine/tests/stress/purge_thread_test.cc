@@ -2,12 +2,14 @@
 // while no thread calls the allocator, from live threads' segments, exited threads' segments
 // and the huge cache; without it the same memory stays resident (the control); its purges
 // run beside owners that keep allocating (ThreadSanitizer sees the locking); a forked child
-// starts its own.
+// starts its own; by default it starts once exited pool threads leave memory worth holding,
+// and never at option 0.
 #include <gtest/gtest.h>
 #include <heapscope/heapscope.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstring>
@@ -139,6 +141,65 @@ TEST(PurgeThread, GivesBackAnExitedThreadsFreeMemory) {
   }
 }
 
+// A pool thread's work: 8 MiB of buffers made, written and freed, and one small block left
+// for its joiner to free (which empties the thread's segment once it has exited).
+constexpr size_t kPoolBuffer = 256 * hs_test::kKiB;
+constexpr int kPoolBuffers = 32;
+constexpr long kPoolPages = static_cast<long>(kPoolBuffers * kPoolBuffer / 4096);
+
+void* drain_buffers_leaving_one_block() {
+  void* left = hs_malloc(100);
+  std::vector<void*> buffers;
+  for (int i = 0; i < kPoolBuffers; ++i) {
+    buffers.push_back(hs_malloc(kPoolBuffer));
+    if (buffers.back() == nullptr) std::abort();
+    std::memset(buffers.back(), 0x5a, kPoolBuffer);
+  }
+  for (void* p : buffers) hs_free(p);
+  return left;
+}
+
+// One pool thread run and joined, and its block freed by the joiner; the minor faults the
+// thread took.
+long run_pool_thread() {
+  void* left = nullptr;
+  long faults = -1;
+  std::thread([&] {
+    const long start = hs_test::minor_faults();
+    left = drain_buffers_leaving_one_block();
+    faults = hs_test::minor_faults() - start;
+  }).join();
+  hs_free(left);
+  return faults;
+}
+
+// An allocation that always takes the slow path (a huge block), where a wanted thread starts.
+void allocate_on_the_slow_path() { hs_free(hs_malloc(5 * kMiB)); }
+
+// Waits up to a second for the purge thread to show in /proc.
+bool purge_thread_shows() {
+  for (int waited = 0; waited < 1000; waited += 10) {
+    if (thread_named("hs-purge")) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return false;
+}
+
+// With the purge thread running: a pool thread's emptied segment is held (RSS stays up), the
+// next thread reuses its memory (at most an eighth of its pages faulted in), and with no
+// allocator call the thread gives it back on the deadline. `before`: RSS before the pool.
+void expect_held_for_the_next_thread_then_returned(size_t before) {
+  run_pool_thread();
+  const size_t held = rss_bytes();
+  const long faults = run_pool_thread();
+  EXPECT_GE(held, before + 6 * kMiB) << "the emptied segment was not held";
+  EXPECT_LE(faults, kPoolPages / 8) << faults << " minor page faults writing " << kPoolPages
+                                    << " pages the thread before had left resident";
+  const size_t lowest = lowest_rss_while_idle(3000, before + 4 * kMiB);
+  EXPECT_LE(lowest, before + 4 * kMiB) << "RSS " << before / kMiB << " MiB before, " << held / kMiB
+                                       << " held, " << lowest / kMiB << " at best after 3 s idle";
+}
+
 // With the thread on, a segment its owner had drained before it exited, emptied since by an
 // older thread (a joiner freeing the few blocks a worker left), is held whole for the next
 // thread, which reuses its memory without faults, and unmapped on the deadline while nobody
@@ -148,39 +209,56 @@ TEST(PurgeThread, GivesBackAnExitedThreadsFreeMemory) {
 TEST(PurgeThread, HoldsASegmentAJoinerEmptiedForTheNextThread) {
   if (hs_test::kSanitized) GTEST_SKIP() << "RSS means nothing under a sanitizer's allocator";
   start_purge_thread_now();
+  expect_held_for_the_next_thread_then_returned(rss_bytes());
+}
+
+// By default (option -1) nothing starts the thread until a pool thread's drained segment is
+// worth holding: that free asks for it, the next allocation slow path starts it, and from then
+// on the next threads find the memory held, which the thread gives back on the deadline.
+TEST(PurgeThread, StartsOnItsOwnOnceAPoolThreadLeavesMemoryWorthHolding) {
+  if (hs_test::kSanitized) GTEST_SKIP() << "RSS means nothing under a sanitizer's allocator";
+  ASSERT_EQ(hs_option_get(hs_option_purge_thread), -1) << "not the default";
+  if (thread_named("hs-purge")) GTEST_SKIP() << "started by an earlier test of this process";
+  // Pool threads that drained 1 MiB each, emptied the same way, do not start it: a hold
+  // of so little is not worth a thread.
+  for (int i = 0; i < 4; ++i) {
+    void* left = nullptr;
+    std::thread([&left] {
+      left = hs_malloc(100);
+      void* buffers[8];
+      for (void*& p : buffers)
+        std::memset(p = hs_malloc(128 * hs_test::kKiB), 0x5a, 128 * hs_test::kKiB);
+      for (void* p : buffers) hs_free(p);
+    }).join();
+    hs_free(left);
+  }
+  allocate_on_the_slow_path();
+  EXPECT_FALSE(thread_named("hs-purge")) << "started for threads that left nothing to hold";
   const size_t before = rss_bytes();
-  constexpr size_t kBuffer = 256 * hs_test::kKiB;
-  constexpr int kBuffers = 32;
-  // Buffers made and freed, and one small block left for the joiner to free.
-  const auto work_leaving_one_block = [] {
-    void* left = hs_malloc(100);
-    std::vector<void*> buffers;
-    for (int i = 0; i < kBuffers; ++i) {
-      buffers.push_back(hs_malloc(kBuffer));
-      if (buffers.back() == nullptr) std::abort();
-      std::memset(buffers.back(), 0x5a, kBuffer);
-    }
-    for (void* p : buffers) hs_free(p);
-    return left;
-  };
-  void* left = nullptr;
-  std::thread([&] { left = work_leaving_one_block(); }).join();
-  hs_free(left);  // empties the exited thread's segment
-  const size_t held = rss_bytes();
-  long faults = -1;
-  std::thread([&] {
-    const long start = hs_test::minor_faults();
-    left = work_leaving_one_block();
-    faults = hs_test::minor_faults() - start;
-  }).join();
-  hs_free(left);
-  const long pages = static_cast<long>(kBuffers * kBuffer / 4096);
-  EXPECT_GE(held, before + 6 * kMiB) << "the emptied segment was not held";
-  EXPECT_LE(faults, pages / 8) << faults << " minor page faults writing " << pages
-                               << " pages the thread before had left resident";
-  const size_t lowest = lowest_rss_while_idle(3000, before + 4 * kMiB);
-  EXPECT_LE(lowest, before + 4 * kMiB) << "RSS " << before / kMiB << " MiB before, " << held / kMiB
-                                       << " held, " << lowest / kMiB << " at best after 3 s idle";
+  run_pool_thread();
+  allocate_on_the_slow_path();
+  ASSERT_TRUE(purge_thread_shows()) << "no purge thread after a pool thread's segment emptied";
+  expect_held_for_the_next_thread_then_returned(before);
+}
+
+// The control: with the option at 0 the same pool never starts it, and each joiner's free
+// gives the exited thread's memory back at once (down to the kept budget of 3 MiB).
+TEST(PurgeThread, OptionZeroKeepsItOffAndReturnsAPoolsMemoryAtOnce) {
+  if (hs_test::kSanitized) GTEST_SKIP() << "RSS means nothing under a sanitizer's allocator";
+  if (thread_named("hs-purge")) GTEST_SKIP() << "started by an earlier test of this process";
+  hs_option_set(hs_option_purge_thread, 0);
+  const size_t before = rss_bytes();
+  size_t highest_after_free = 0;
+  for (int i = 0; i < 4; ++i) {
+    run_pool_thread();
+    allocate_on_the_slow_path();
+    highest_after_free = std::max(highest_after_free, rss_bytes());
+  }
+  EXPECT_FALSE(purge_thread_shows()) << "started with the option at 0";
+  EXPECT_LE(highest_after_free, before + 4 * kMiB)
+      << "RSS " << before / kMiB << " MiB before, " << highest_after_free / kMiB
+      << " MiB after a joiner emptied an exited thread's segment";
+  hs_option_set(hs_option_purge_thread, -1);
 }
 
 // Owners allocate, pause (long enough to look idle to the purge thread, holding live blocks)

@@ -67,7 +67,7 @@ HS_HOT_TEXT void heap_release_all(Heap* heap) {
   // callers run one after it.
   PurgeRoundsDeferred no_round_inside(heap->td);
   heap_for_each_page(heap, [heap](Page* page) {
-    page_collect(page);
+    heap->td->remote_frees_collected += page_collect(page);
     if (page_live(page) == 0) {
       queue_remove(heap, page);
       span_free(heap->td, page);

@@ -41,7 +41,7 @@ HS_HOT_TEXT static Page* queue_page_with_block(Heap* heap, size_t bin) {
   Page* page = queue->first;
   while (page != nullptr) {
     Page* next = page->next;
-    if (page->free == nullptr) page_collect(page);
+    if (page->free == nullptr) heap->td->remote_frees_collected += page_collect(page);
     if (page->free == nullptr) page_extend(page);
     if (page->free != nullptr) {
       page->passed_dry = 0;

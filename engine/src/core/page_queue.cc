@@ -76,7 +76,7 @@ HS_HOT_TEXT void heap_collect_full(Heap* heap) {
     // Sequentially consistent, as the hint's lowering before it and the remote freer's push
     // and look at the hint (heap.h): a push this scan misses saw the hint lowered and raises it.
     if (page->thread_free.load(std::memory_order_seq_cst) != nullptr) {
-      page_collect(page);
+      heap->td->remote_frees_collected += page_collect(page);
       unmark_full(heap, page);
       if (page_live(page) == 0) page_retire(heap, page);
     }

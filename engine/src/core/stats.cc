@@ -34,8 +34,9 @@ namespace {
 void heap_fold_counts_collected(Heap* heap) {
   OwnerSlowPath slow_path(heap);
   heap_collect_full(heap);  // full pages with remote frees go back to their queues
-  heap_for_each_page(heap, [](Page* page) {
-    if ((page_flags(page) & kPageInFull) == 0) page_collect(page);
+  heap_for_each_page(heap, [heap](Page* page) {
+    if ((page_flags(page) & kPageInFull) == 0)
+      heap->td->remote_frees_collected += page_collect(page);
     page_fold_counts(page);
   });
 }
@@ -78,6 +79,16 @@ HS_HOT_TEXT __attribute__((no_sanitize("thread"))) void add_heap(const Heap* hea
 }
 
 }  // namespace
+
+BlockTotals heap_block_totals(const Heap* heap) {
+  const HeapCounters& c = heap->counters;
+  BlockTotals totals{c.alloc_count.get(), c.free_count.get()};
+  for (size_t bin = 1; bin < kBinCount; ++bin) {
+    totals.allocations += c.bin_allocs[bin].get();
+    totals.frees += c.bin_frees[bin].get();
+  }
+  return totals;
+}
 
 HS_HOT_TEXT void counters_merge_dead(const Heap* heap) {
   Totals t{};

@@ -62,6 +62,13 @@ struct GlobalCounters {
 extern GlobalCounters g_counters;
 void counters_merge_dead(const Heap* heap);
 uint64_t heap_requested_bytes(const Heap* heap);  // exact for the owner, a moment old for others
+// Blocks the heap handed out and got back, as its statistics count them (its pages' folded
+// counts and its huge blocks): exact for the owner once it folded its pages (heap_fold_counts).
+struct BlockTotals {
+  uint64_t allocations;
+  uint64_t frees;
+};
+BlockTotals heap_block_totals(const Heap* heap);
 // hs_stats_get; collect_own: the calling thread's heaps first collect the remote frees in
 // their pages (the public call), or only fold their pages (from inside an allocation, where
 // the profiler reads the statistics and nothing may be freed under its caller).

@@ -77,10 +77,13 @@ size_t g_abandoned_empty_resident = 0;
 // "Thread exit"). Only with that thread, whose timer unmaps such segments on the deadline:
 // without it, only allocator calls would, and a thread that frees an exited thread's blocks
 // and then allocates nothing would keep them. By default the first such segment starts the
-// thread (hold_emptied_segment). Not a segment its owner left full (a producer's
+// thread (hold_emptied_segment). While it runs, a segment found empty at its owner's exit is
+// held the same way when that thread freed its own blocks (a pool worker draining what it
+// made; abandon_segments). Not a segment its owner left full (a producer's
 // blocks, which consumers free while the next producers run), nor one emptied by younger
-// threads (a pool's next round freeing what the last one kept): the threads then running
-// have memory of their own, and holding such segments raised the peak (docs/allocator.md).
+// threads (a pool's next round freeing what the last one kept), nor one empty at the exit of
+// a thread whose blocks others freed (a producer): the threads then running have memory of
+// their own, and holding such segments raised the peak (docs/allocator.md).
 // Bounded, so any number of exiting threads holds at most this much between them.
 constexpr size_t kHeldEmptyResident = size_t{256} << 20;
 size_t g_held_empty_resident = 0;
@@ -327,7 +330,7 @@ HS_HOT_TEXT Heap* thread_heap_init() {
 // The abandoned list is doubly linked (through next/prev, free while no thread owns the
 // segment) so a free can take out the one segment it touched; callers hold g_abandoned_lock.
 static void abandoned_push(Segment* segment) {
-  if (segment_is_empty(segment)) ++g_abandoned_empty;
+  if (segment_is_empty(segment) && !segment->held_whole) ++g_abandoned_empty;
   segment->prev = nullptr;
   segment->next = g_abandoned;
   if (g_abandoned != nullptr) g_abandoned->prev = segment;
@@ -430,6 +433,31 @@ HS_HOT_TEXT static bool page_give_up(Page* page) {
   return page->thread_free.load(std::memory_order_seq_cst) != nullptr;
 }
 
+// Holds an emptied segment whole on the abandoned list, every resident slice, within the
+// budget all held segments share (kHeldEmptyResident); false if it does not fit. Caller holds
+// g_abandoned_lock and has checked that the purge thread runs: its timer releases the segment
+// on the deadline abandoned_schedule_purge sets.
+HS_NOINLINE static bool hold_whole(Segment* segment) {
+  const size_t resident = segment_resident_free_bytes(segment);
+  if (resident > kHeldEmptyResident - g_held_empty_resident) return false;
+  segment->held_whole = true;
+  segment->kept_resident = resident;
+  g_held_empty_resident += resident;
+  return true;
+}
+
+// Whether an exiting thread freed its own blocks: at least three quarters of those it made,
+// not counting the ones other threads freed (collected from its pages' remote lists). A pool
+// worker that drains what it made does (a Python thread: all of its ~1,800, none remote); a
+// producer does not, whether its consumers freed its blocks already (90-100% remote) or not
+// yet (still live). Folded counts: thread_done folds them before this.
+HS_NOINLINE static bool freed_its_own_blocks(const ThreadData* td) {
+  const BlockTotals totals = heap_block_totals(td->default_heap);
+  const uint64_t own_frees =
+      totals.frees > td->remote_frees_collected ? totals.frees - td->remote_frees_collected : 0;
+  return own_frees * 4 >= totals.allocations * 3;
+}
+
 // Publishing a segment and giving up its pages happen under the list lock, push first: a
 // freer that sees a page's owner id at 0 then always finds the segment on the list (or
 // already adopted again), never in between. A freer that read the old owner id just before
@@ -439,20 +467,22 @@ HS_HOT_TEXT static bool page_give_up(Page* page) {
 // mapping new ones, and the purge deadline unmaps them if none does.
 HS_HOT_TEXT static void abandon_segments(ThreadData* td) {
   Segment* segment = td->segments;
+  const bool may_hold_empty = purge_thread_running() && freed_its_own_blocks(td);
   while (segment != nullptr) {
     Segment* next = segment->next;
     segment_detach(td, segment);
     __atomic_store_n(&segment->owner, nullptr, __ATOMIC_SEQ_CST);
     segment->young_slices = SliceMap{};
     spin_lock(g_abandoned_lock);
-    if (segment_is_empty(segment) && g_abandoned_empty >= kMaxEmptyAbandoned) {
+    const bool held = may_hold_empty && segment_is_empty(segment) && hold_whole(segment);
+    if (!held && segment_is_empty(segment) && g_abandoned_empty >= kMaxEmptyAbandoned) {
       // No live block points into it, so no freer can reach it: release it here.
       spin_unlock(g_abandoned_lock);
       segment_unmap_now(segment);
       segment = next;
       continue;
     }
-    if (segment_is_empty(segment)) keep_empty_abandoned(segment);
+    if (!held && segment_is_empty(segment)) keep_empty_abandoned(segment);
     segment->abandoned_by = td->ordinal;
     segment->abandoner_started_ms = td->started_ms;
     segment->drained_by_owner = purge_thread_may_hold() && drained_by_owner(segment);
@@ -625,15 +655,14 @@ HS_NOINLINE static bool hold_emptied_segment(Segment* segment) {
   const bool older =
       heap != &g_empty_heap && heap->td != nullptr && heap->td->ordinal < segment->abandoned_by;
   if (!older) return false;
-  const size_t resident = segment_resident_free_bytes(segment);
   if (!purge_thread_running()) {
-    if (resident >= kHoldWorthAThread && purge_thread_starts_on_demand()) purge_thread_request();
+    if (purge_thread_starts_on_demand() &&
+        segment_resident_free_bytes(segment) >= kHoldWorthAThread) {
+      purge_thread_request();
+    }
     return false;
   }
-  if (resident > kHeldEmptyResident - g_held_empty_resident) return false;
-  segment->held_whole = true;
-  segment->kept_resident = resident;
-  g_held_empty_resident += resident;
+  if (!hold_whole(segment)) return false;
   abandoned_schedule_purge(segment, true);
   return true;
 }

@@ -40,6 +40,9 @@ struct ThreadData {
   // When our pthread_create wrapper started it (os::now_ms), else 0. Threads started
   // together are a batch (thread.cc).
   int64_t started_ms;
+  // Blocks other threads freed on its pages, as its slow paths collected them: at its exit,
+  // whether it freed its own blocks (a pool worker) or handed them out (a producer; thread.cc).
+  uint64_t remote_frees_collected;
 };
 
 // Holds the thread's purge rounds off for a scope. A walk over a heap's queues or a segment's

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <cstring>
@@ -17,6 +18,7 @@
 #include <fstream>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "../support/test_support.h"
@@ -159,14 +161,15 @@ void* drain_buffers_leaving_one_block() {
   return left;
 }
 
-// One pool thread run and joined, and its block freed by the joiner; the minor faults the
-// thread took.
-long run_pool_thread() {
+// One pool thread run and joined, and its block freed by the joiner (or, with
+// `frees_its_block`, by the thread itself before it exits); the minor faults the thread took.
+long run_pool_thread(bool frees_its_block = false) {
   void* left = nullptr;
   long faults = -1;
   std::thread([&] {
     const long start = hs_test::minor_faults();
     left = drain_buffers_leaving_one_block();
+    if (frees_its_block) hs_free(std::exchange(left, nullptr));
     faults = hs_test::minor_faults() - start;
   }).join();
   hs_free(left);
@@ -188,10 +191,10 @@ bool purge_thread_shows() {
 // With the purge thread running: a pool thread's emptied segment is held (RSS stays up), the
 // next thread reuses its memory (at most an eighth of its pages faulted in), and with no
 // allocator call the thread gives it back on the deadline. `before`: RSS before the pool.
-void expect_held_for_the_next_thread_then_returned(size_t before) {
-  run_pool_thread();
+void expect_held_for_the_next_thread_then_returned(size_t before, bool frees_its_block = false) {
+  run_pool_thread(frees_its_block);
   const size_t held = rss_bytes();
-  const long faults = run_pool_thread();
+  const long faults = run_pool_thread(frees_its_block);
   EXPECT_GE(held, before + 6 * kMiB) << "the emptied segment was not held";
   EXPECT_LE(faults, kPoolPages / 8) << faults << " minor page faults writing " << kPoolPages
                                     << " pages the thread before had left resident";
@@ -210,6 +213,45 @@ TEST(PurgeThread, HoldsASegmentAJoinerEmptiedForTheNextThread) {
   if (hs_test::kSanitized) GTEST_SKIP() << "RSS means nothing under a sanitizer's allocator";
   start_purge_thread_now();
   expect_held_for_the_next_thread_then_returned(rss_bytes());
+}
+
+// A pool worker that frees all it made before it exits leaves its segment empty at its exit:
+// with the thread on, that segment is held whole for the next worker too. Trimmed to the kept
+// budget at exit instead, the next worker faulted most of its pages in again.
+TEST(PurgeThread, HoldsTheSegmentAWorkerEmptiedItselfForTheNextThread) {
+  if (hs_test::kSanitized) GTEST_SKIP() << "RSS means nothing under a sanitizer's allocator";
+  start_purge_thread_now();
+  expect_held_for_the_next_thread_then_returned(rss_bytes(), true);
+}
+
+// The control: a producer whose blocks another thread freed (collected at its exit) leaves its
+// segment empty too, but not held: the next producers run beside it with memory of their own.
+// Its exit gives the memory back at once, down to the kept budget (3 MiB).
+TEST(PurgeThread, DoesNotHoldTheSegmentOfAProducerWhoseBlocksOthersFreed) {
+  if (hs_test::kSanitized) GTEST_SKIP() << "RSS means nothing under a sanitizer's allocator";
+  start_purge_thread_now();
+  const size_t before = rss_bytes();
+  std::vector<void*> handed;
+  std::atomic<bool> made{false};
+  std::atomic<bool> freed{false};
+  std::thread producer([&] {
+    for (int i = 0; i < kPoolBuffers; ++i) {
+      void* p = hs_malloc(kPoolBuffer);
+      if (p == nullptr) std::abort();
+      std::memset(p, 0x5a, kPoolBuffer);
+      handed.push_back(p);
+    }
+    made.store(true);
+    while (!freed.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  });
+  while (!made.load()) std::this_thread::yield();
+  for (void* p : handed) hs_free(p);  // remote frees into the producer's pages
+  freed.store(true);
+  producer.join();
+  const size_t after_exit = rss_bytes();
+  EXPECT_LE(after_exit, before + 4 * kMiB)
+      << "RSS " << before / kMiB << " MiB before, " << after_exit / kMiB
+      << " MiB after the producer's exit: its emptied segment was held";
 }
 
 // By default (option -1) nothing starts the thread until a pool thread's drained segment is

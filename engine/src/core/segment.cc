@@ -676,7 +676,7 @@ HS_HOT_TEXT size_t segment_trim_dirty(Segment* segment, size_t keep_resident_byt
   if (purge.any()) purge_slices(segment, purge, 0, false);
   return resident;
 }
-size_t segment_resident_free_bytes(const Segment* segment) {
+HS_HOT_TEXT size_t segment_resident_free_bytes(const Segment* segment) {
   size_t resident = 0;
   const SliceMap dirty = segment->dirty_slices;
   for (size_t j = dirty.next_set(0); j < kSlicesPerSegment; j = dirty.next_set(j + 1)) {

@@ -80,7 +80,7 @@ HS_HOT_TEXT __attribute__((no_sanitize("thread"))) void add_heap(const Heap* hea
 
 }  // namespace
 
-BlockTotals heap_block_totals(const Heap* heap) {
+HS_HOT_TEXT BlockTotals heap_block_totals(const Heap* heap) {
   const HeapCounters& c = heap->counters;
   BlockTotals totals{c.alloc_count.get(), c.free_count.get()};
   for (size_t bin = 1; bin < kBinCount; ++bin) {

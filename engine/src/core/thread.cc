@@ -446,12 +446,24 @@ HS_NOINLINE static bool hold_whole(Segment* segment) {
   return true;
 }
 
+// The least an emptied segment holds resident for its hold to start the purge thread (option
+// -1): below it, the next threads' faults cost less than a thread of the engine's own.
+constexpr size_t kHoldWorthAThread = size_t{4} << 20;
+
+// With the purge thread not running and the option at -1: a segment that would be held if it
+// ran asks for it when it holds enough (a flag the next allocation slow path acts on), and
+// the holds begin once it runs: until then nothing would release a held segment if no
+// allocator call came. Caller holds g_abandoned_lock.
+HS_HOT_TEXT static void ask_for_purge_thread_if_worth(const Segment* segment) {
+  if (segment_resident_free_bytes(segment) >= kHoldWorthAThread) purge_thread_request();
+}
+
 // Whether an exiting thread freed its own blocks: at least three quarters of those it made,
 // not counting the ones other threads freed (collected from its pages' remote lists). A pool
 // worker that drains what it made does (a Python thread: all of its ~1,800, none remote); a
 // producer does not, whether its consumers freed its blocks already (90-100% remote) or not
 // yet (still live). Folded counts: thread_done folds them before this.
-HS_NOINLINE static bool freed_its_own_blocks(const ThreadData* td) {
+HS_HOT_TEXT static bool freed_its_own_blocks(const ThreadData* td) {
   const BlockTotals totals = heap_block_totals(td->default_heap);
   const uint64_t own_frees =
       totals.frees > td->remote_frees_collected ? totals.frees - td->remote_frees_collected : 0;
@@ -467,7 +479,12 @@ HS_NOINLINE static bool freed_its_own_blocks(const ThreadData* td) {
 // mapping new ones, and the purge deadline unmaps them if none does.
 HS_HOT_TEXT static void abandon_segments(ThreadData* td) {
   Segment* segment = td->segments;
-  const bool may_hold_empty = purge_thread_running() && freed_its_own_blocks(td);
+  // Segments found empty are held when the thread freed its own blocks and the purge thread
+  // runs; with it not yet started (option -1), one worth holding asks for it instead.
+  const bool running = purge_thread_running();
+  const bool own_frees = (running || purge_thread_starts_on_demand()) && freed_its_own_blocks(td);
+  const bool may_hold_empty = running && own_frees;
+  const bool may_ask = !running && own_frees;
   while (segment != nullptr) {
     Segment* next = segment->next;
     segment_detach(td, segment);
@@ -475,6 +492,7 @@ HS_HOT_TEXT static void abandon_segments(ThreadData* td) {
     segment->young_slices = SliceMap{};
     spin_lock(g_abandoned_lock);
     const bool held = may_hold_empty && segment_is_empty(segment) && hold_whole(segment);
+    if (may_ask && segment_is_empty(segment)) ask_for_purge_thread_if_worth(segment);
     if (!held && segment_is_empty(segment) && g_abandoned_empty >= kMaxEmptyAbandoned) {
       // No live block points into it, so no freer can reach it: release it here.
       spin_unlock(g_abandoned_lock);
@@ -641,25 +659,17 @@ HS_HOT_TEXT Segment* reclaim_abandoned(ThreadData* td, size_t slices_wanted) {
 
 std::atomic<bool> g_abandoned_freed_into{false};
 
-// The least an emptied segment holds resident for its hold to start the purge thread (option
-// -1): below it, the next threads' faults cost less than a thread of the engine's own.
-constexpr size_t kHoldWorthAThread = size_t{4} << 20;
-
 // A segment a free just emptied (its owner had drained it; see kHeldEmptyResident): held
 // whole when the freeing thread is older than that owner, the purge thread runs and the budget
-// allows. With the thread not yet started (option -1), a hold worth it asks for the thread
-// instead, and the holds begin once it runs: until then, nothing would release a held segment
-// if no allocator call came. Out of line: the code every program maps has no room for it.
+// allows. With the thread not yet started (option -1), it may ask for the thread instead
+// (ask_for_purge_thread_if_worth). Out of line: the code every program maps has no room for it.
 HS_NOINLINE static bool hold_emptied_segment(Segment* segment) {
   const Heap* heap = tls_heap;
   const bool older =
       heap != &g_empty_heap && heap->td != nullptr && heap->td->ordinal < segment->abandoned_by;
   if (!older) return false;
   if (!purge_thread_running()) {
-    if (purge_thread_starts_on_demand() &&
-        segment_resident_free_bytes(segment) >= kHoldWorthAThread) {
-      purge_thread_request();
-    }
+    if (purge_thread_starts_on_demand()) ask_for_purge_thread_if_worth(segment);
     return false;
   }
   if (!hold_whole(segment)) return false;

@@ -283,6 +283,19 @@ TEST(PurgeThread, StartsOnItsOwnOnceAPoolThreadLeavesMemoryWorthHolding) {
   expect_held_for_the_next_thread_then_returned(before);
 }
 
+// The same start from workers that free everything they made themselves before they exit
+// (nothing left for a joiner): their segments, empty at exit, ask for the thread.
+TEST(PurgeThread, StartsOnItsOwnOnceAWorkerLeavesItsSegmentEmptyAtExit) {
+  if (hs_test::kSanitized) GTEST_SKIP() << "RSS means nothing under a sanitizer's allocator";
+  ASSERT_EQ(hs_option_get(hs_option_purge_thread), -1) << "not the default";
+  if (thread_named("hs-purge")) GTEST_SKIP() << "started by an earlier test of this process";
+  const size_t before = rss_bytes();
+  run_pool_thread(true);
+  allocate_on_the_slow_path();
+  ASSERT_TRUE(purge_thread_shows()) << "no purge thread after a worker drained its segment";
+  expect_held_for_the_next_thread_then_returned(before, true);
+}
+
 // The control: with the option at 0 the same pool never starts it, and each joiner's free
 // gives the exited thread's memory back at once (down to the kept budget of 3 MiB).
 TEST(PurgeThread, OptionZeroKeepsItOffAndReturnsAPoolsMemoryAtOnce) {

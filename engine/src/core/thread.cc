@@ -482,7 +482,7 @@ HS_HOT_TEXT static void abandon_segments(ThreadData* td) {
   // Segments found empty are held when the thread freed its own blocks and the purge thread
   // runs; with it not yet started (option -1), one worth holding asks for it instead.
   const bool running = purge_thread_running();
-  const bool own_frees = (running || purge_thread_starts_on_demand()) && freed_its_own_blocks(td);
+  const bool own_frees = purge_thread_may_hold() && freed_its_own_blocks(td);
   const bool may_hold_empty = running && own_frees;
   const bool may_ask = !running && own_frees;
   while (segment != nullptr) {

@@ -36,7 +36,7 @@ inline constexpr size_t kHeaderSlices = 2;        // slices 0-1 hold the segment
 inline constexpr uint32_t kMaxSpareSegments = 1;  // per thread: empty segments kept mapped
 
 inline constexpr size_t kMinAlign = 16;          // every block is 16-byte aligned
-inline constexpr size_t kSmallDirectMax = 1024;  // sizes served by the direct table
+inline constexpr size_t kSmallDirectMax = 2048;  // sizes served by the direct table
 inline constexpr size_t kDirectSlots = kSmallDirectMax / kMinAlign + 1;
 inline constexpr size_t kSmallBlockMax = 8 * 1024;    // blocks on one-slice pages
 inline constexpr size_t kMediumBlockMax = 64 * 1024;  // blocks on four-slice pages

@@ -81,9 +81,10 @@ TEST(Malloc, EverySizeUpTo4KiBKeepsItsBytes) {
 }
 
 TEST(Malloc, SizesAcrossEveryMediumTableSlotGetTheirClass) {
-  // Above 1 KiB the fast path finds pages by (size+255)/256: probe each slot's edges up to
-  // 64 KiB and past it. A wrong slot shows as a block too small (usable < size), or as one
-  // of a class too big (more than the 25% rounding of four classes per power of two).
+  // Above 2 KiB the fast path finds pages by (size+255)/256 (below, by (size+15)/16): probe
+  // each slot's edges from 1 KiB up to 64 KiB and past it. A wrong slot shows as a block too small
+  // (usable < size), or as one of a class too big (more than the 25% rounding of four classes per
+  // power of two).
   for (size_t edge = kKiB; edge <= 64 * kKiB + 512; edge += 256) {
     for (size_t n = edge - 1; n <= edge + 1; ++n) {
       void* p = hs_malloc(n);

@@ -1,4 +1,5 @@
-// Medium pages: how much of a segment a medium class holds for its first block.
+// Size classes: the rounding of sizes just past a power of two, and how much of a segment a
+// medium class holds for its first block.
 #include "core/size_class.h"
 
 #include <gtest/gtest.h>
@@ -33,6 +34,28 @@ TEST(SizeClass, AMediumClassWithOneBlockLiveSpansAQuarterMiB) {
     EXPECT_GE(page->slice_count * kSliceSize / page->block_size, 4u);
   }
   for (void* p : blocks) hs_free(p);
+}
+
+// Buffers of a power of two plus a small header (SQLite's page cache asks for 1,032- and
+// 4,368-byte blocks) fill one-slice pages by the thousand: rounded to the next of four
+// classes per power of two they wasted 24% and 17%, resident (an in-memory SQLite database
+// of 90,000 rows peaked at 39.9 MB against glibc's 33.7). From 1 KiB to 8 KiB a fifth class
+// an eighth past the power of two takes them.
+TEST(SizeClass, SizesJustPastAPowerOfTwoUpTo8KiBWasteAtMostAnEighth) {
+  for (size_t power = 1024; power < kSmallBlockMax; power *= 2) {
+    for (size_t n = power + 1; n <= power + power / 8; ++n) {
+      void* p = hs_malloc(n);
+      ASSERT_NE(p, nullptr);
+      EXPECT_LE(hs_usable_size(p), power + power / 8) << "size " << n;
+      hs_free(p);
+    }
+  }
+  // And each size in the range gets the smallest class that holds it.
+  for (size_t n = 1025; n <= kSmallBlockMax; ++n) {
+    const size_t bin = bin_of(n);
+    ASSERT_GE(bin_block_size(bin), n);
+    ASSERT_LT(bin_block_size(bin - 1), n) << "size " << n;
+  }
 }
 
 }  // namespace

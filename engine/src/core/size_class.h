@@ -17,7 +17,9 @@ inline constexpr size_t kFineFirstShift = 10;  // sizes in (1 KiB, 8 KiB]
 inline constexpr size_t kFineEndShift = 13;
 inline constexpr size_t kFineFirstBin = 21;  // 1152
 inline constexpr size_t kCoarseAgainBin = kFineFirstBin + (kFineEndShift - kFineFirstShift) * 5;
-inline constexpr size_t kBinCount = kCoarseAgainBin + (24 - kFineEndShift) * 4;  // bin 0 unused
+inline constexpr size_t kLargeMaxShift = static_cast<size_t>(__builtin_ctzll(kLargeMax));
+inline constexpr size_t kBinCount =
+    kCoarseAgainBin + (kLargeMaxShift - kFineEndShift) * 4;  // bin 0 unused
 
 constexpr size_t bin_of(size_t size) {
   if (size <= 128) return size <= 16 ? 1 : (size + 15) >> 4;
@@ -25,9 +27,8 @@ constexpr size_t bin_of(size_t size) {
   size_t w = 63 - static_cast<size_t>(__builtin_clzll(s));  // s in [2^w, 2^(w+1))
   if (w < kFineFirstShift) return 9 + (w - 7) * 4 + ((s >> (w - 2)) & 3);
   if (w < kFineEndShift) {  // the eighth past 2^w, then the quarters
-    const size_t quarter = (s >> (w - 2)) & 3;
-    const bool first_eighth = quarter == 0 && ((s >> (w - 3)) & 1) == 0;
-    return kFineFirstBin + (w - kFineFirstShift) * 5 + (first_eighth ? 0 : quarter + 1);
+    const size_t eighth = (s >> (w - 3)) & 7;
+    return kFineFirstBin + (w - kFineFirstShift) * 5 + (eighth == 0 ? 0 : eighth / 2 + 1);
   }
   return kCoarseAgainBin + (w - kFineEndShift) * 4 + ((s >> (w - 2)) & 3);
 }
@@ -49,6 +50,7 @@ constexpr size_t bin_block_size(size_t bin) {
   return (size_t{1} << w) + (k + 1) * (size_t{1} << (w - 2));
 }
 
+// Slices per page for a bin: one for small blocks, four for medium, whole-block spans above.
 constexpr size_t bin_page_slices(size_t bin) {
   size_t block = bin_block_size(bin);
   if (block <= kSmallBlockMax) return 1;

@@ -1,9 +1,12 @@
 // Runs a little of everything a small program does through the allocator (sizes from 16 B to
 // 1 MiB, calloc, realloc, an aligned block, a thread that allocates and exits), then prints
-// how many pages of the preloaded library's code are mapped, and how many pages the kernel
-// maps around one fault in a file like it (the library's copy, mapped again and touched once).
-// code_window.py compares the two.  usage: code_window LIBRARY  (with LD_PRELOAD=LIBRARY)
+// how many pages of the preloaded library's code are mapped, how many pages the kernel maps
+// around one fault in a file like it (the library's copy, mapped again and touched once), and
+// how many pages are mapped of the segment that holds the library's unwind tables, which no
+// such run reads. code_window.py checks them.  usage: code_window LIBRARY  (LD_PRELOAD=LIBRARY)
+#define _GNU_SOURCE
 #include <fcntl.h>
+#include <link.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -19,6 +22,30 @@ static void* churn(void* arg) {
     for (int i = 0; i < 256; ++i) free(blocks[i]);
   }
   return arg;
+}
+
+struct unwind_segment {
+  const char* library;
+  uintptr_t begin, end;  // the loaded segment that holds PT_GNU_EH_FRAME; begin 0 if none
+};
+
+static int find_unwind_segment(struct dl_phdr_info* info, size_t size, void* data) {
+  (void)size;
+  struct unwind_segment* found = data;
+  if (info->dlpi_name == NULL || strcmp(info->dlpi_name, found->library) != 0) return 0;
+  for (int i = 0; i < info->dlpi_phnum; ++i) {
+    if (info->dlpi_phdr[i].p_type != PT_GNU_EH_FRAME) continue;
+    uintptr_t tables = info->dlpi_phdr[i].p_vaddr;
+    for (int j = 0; j < info->dlpi_phnum; ++j) {
+      const ElfW(Phdr)* load = &info->dlpi_phdr[j];
+      if (load->p_type == PT_LOAD && load->p_vaddr <= tables &&
+          tables < load->p_vaddr + load->p_memsz) {
+        found->begin = (info->dlpi_addr + load->p_vaddr) & ~(uintptr_t)4095;
+        found->end = info->dlpi_addr + load->p_vaddr + load->p_memsz;
+      }
+    }
+  }
+  return 1;
 }
 
 static long present_pages(uintptr_t begin, uintptr_t end) {
@@ -65,6 +92,10 @@ int main(int argc, char** argv) {
   }
   if (maps != NULL) fclose(maps);
 
+  struct unwind_segment unwind = {argv[1], 0, 0};
+  dl_iterate_phdr(find_unwind_segment, &unwind);
+  long unwind_pages = unwind.begin != 0 ? present_pages(unwind.begin, unwind.end) : -1;
+
   int fd = open(argv[1], O_RDONLY);
   off_t size = fd < 0 ? 0 : lseek(fd, 0, SEEK_END);
   volatile const char* copy =
@@ -77,6 +108,7 @@ int main(int argc, char** argv) {
   (void)copy[0];
   long window_pages = present_pages((uintptr_t)copy, (uintptr_t)copy + (uintptr_t)size);
   munmap((void*)copy, (size_t)size);
-  printf("code_pages %ld window_pages %ld\n", code_pages, window_pages);
+  printf("code_pages %ld window_pages %ld unwind_pages %ld\n", code_pages, window_pages,
+         unwind_pages);
   return 0;
 }

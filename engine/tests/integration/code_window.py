@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Fails when a run of a small program maps more of an engine library's code than the kernel
 maps around one fault: the code every program runs must lie in the first window of the
-library's code (engine/hot_text.ld, docs/allocator.md "The library's own pages").
+library's code (engine/hot_text.ld, docs/allocator.md "The library's own pages"). Fails too when
+the run maps any page of the segment that holds the unwind tables: the read-only data a run
+reads lies elsewhere, so that segment stays on disk until something unwinds through the engine.
 
 How much of a file one fault maps depends on the page cache: a file written in large pieces is
 cached in large folios, and Linux 6.18 maps a whole folio at once. So each library is first
@@ -62,22 +64,25 @@ def main():
                 run = subprocess.run([helper, copy], env=dict(env, LD_PRELOAD=copy),
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
                 fields = run.stdout.split()
-                if run.returncode != 0 or len(fields) != 4:
+                if run.returncode != 0 or len(fields) != 6:
                     break
-                code, window = int(fields[1]), int(fields[3])
+                code, window, unwind = int(fields[1]), int(fields[3]), int(fields[5])
                 ok = 0 < code <= window
+                unwind_ok = unwind == 0
                 print(f"{os.path.basename(library)}: {code} pages of code mapped, one fault "
-                      f"maps {window}: {'ok' if ok else 'FAIL, code outside the first window'}")
-                if ok:
+                      f"maps {window}: {'ok' if ok else 'FAIL, code outside the first window'}; "
+                      f"{unwind} pages of the unwind tables' segment mapped: "
+                      f"{'ok' if unwind_ok else 'FAIL, unwind tables mapped'}")
+                if ok and unwind_ok:
                     break
-            if run.returncode != 0 or len(fields) != 4:
+            if run.returncode != 0 or len(fields) != 6:
                 print(f"{library}: helper failed ({run.returncode}): {run.stderr.strip()}")
                 failed = True
                 continue
             fini_ok = fini_in_hot_section(library)
             if not fini_ok:
                 print(f"{os.path.basename(library)}: FAIL, DT_FINI is not in .text.heapscope_hot")
-            failed |= not (ok and fini_ok)
+            failed |= not (ok and unwind_ok and fini_ok)
     sys.exit(1 if failed else 0)
 
 

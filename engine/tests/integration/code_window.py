@@ -69,10 +69,13 @@ def main():
                 code, window, unwind = int(fields[1]), int(fields[3]), int(fields[5])
                 ok = 0 < code <= window
                 unwind_ok = unwind == 0
+                if unwind < 0:
+                    unwind_verdict = "FAIL, no loaded segment holds PT_GNU_EH_FRAME"
+                else:
+                    unwind_verdict = "ok" if unwind_ok else "FAIL, unwind tables mapped"
                 print(f"{os.path.basename(library)}: {code} pages of code mapped, one fault "
                       f"maps {window}: {'ok' if ok else 'FAIL, code outside the first window'}; "
-                      f"{unwind} pages of the unwind tables' segment mapped: "
-                      f"{'ok' if unwind_ok else 'FAIL, unwind tables mapped'}")
+                      f"{unwind} pages of the unwind tables' segment mapped: {unwind_verdict}")
                 if ok and unwind_ok:
                     break
             if run.returncode != 0 or len(fields) != 6:
